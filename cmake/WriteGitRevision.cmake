@@ -1,0 +1,12 @@
+execute_process(COMMAND git -C ${SOURCE_DIR} describe --always --dirty --abbrev=12
+  OUTPUT_VARIABLE rev OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR rev STREQUAL "")
+  set(rev "unknown")
+endif()
+set(text "extern const char* const sextant_git_revision;\nconst char* const sextant_git_revision = \"${rev}\";\n")
+if(EXISTS ${OUTPUT})
+  file(READ ${OUTPUT} old)
+endif()
+if(NOT old STREQUAL text)
+  file(WRITE ${OUTPUT} "${text}")
+endif()

@@ -1,0 +1,26 @@
+#pragma once
+// Facts about the machine this process runs on, read from the OS (no MPI needed).
+#include <string>
+#include <vector>
+
+namespace sextant {
+
+struct CacheLevel {
+  int level = 0;
+  std::string type;  // Data, Instruction, Unified
+  long long bytes = 0;
+  int shared_by_cpus = 1;
+};
+
+struct MachineInfo {
+  std::string hostname;
+  std::string cpu_model;
+  int logical_cpus = 0;   // online
+  int usable_cpus = 0;    // in this process's affinity mask
+  std::vector<CacheLevel> caches;
+  long long last_level_cache_bytes() const;
+};
+
+MachineInfo read_machine_info();
+
+}  // namespace sextant

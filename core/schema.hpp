@@ -1,0 +1,42 @@
+#pragma once
+// The two versioned file kinds of sextant (docs/file-formats.md): the results file
+// a run writes and the model file a fit writes. Both carry /meta with the schema
+// name, its version and the provenance of what produced them.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/h5.hpp"
+
+namespace sextant {
+
+struct Schema {
+  const char* name;
+  int version;
+  std::vector<std::string> required_groups;  // beside /meta
+};
+
+inline const Schema results_schema{"sextant.results", 1, {}};
+inline const Schema model_schema{"sextant.model", 1, {}};
+
+// Where and how something was produced; every field becomes a /meta attribute.
+struct Provenance {
+  std::map<std::string, std::string> fields;       // host, cpu_model, mpi_library, ...
+  std::map<std::string, std::string> environment;  // behaviour-changing variables
+  long long ranks = 1;
+};
+
+// Names every reader may rely on (docs/file-formats.md lists them with meaning).
+const std::vector<std::string>& provenance_field_names();
+
+// Writes /meta: schema, schema_version, every provenance field, ranks, and
+// /meta/environment with one attribute per variable.
+void write_meta(h5::Group& root, const Schema& schema, const Provenance& provenance);
+Provenance read_provenance(const h5::Group& meta);
+
+// Opens a file and checks that it is of this schema and version, with the required
+// objects. Every failure says which file and what is wrong, on one line.
+h5::File open_checked(const std::string& path, const Schema& schema,
+                      h5::File::Mode mode = h5::File::Mode::read);
+
+}  // namespace sextant

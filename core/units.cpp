@@ -1,0 +1,107 @@
+#include "core/units.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "core/error.hpp"
+
+namespace sextant {
+
+std::uint64_t parse_bytes(std::string_view text) {
+  std::string s(text);
+  auto bad = [&] {
+    return UsageError("'" + s + "' is not a size in bytes (examples: 8, 64K, 4M, 1G)");
+  };
+  std::size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0 || i > 19) throw bad();
+  std::uint64_t value = std::stoull(s.substr(0, i));
+  std::string suffix;
+  for (char c : s.substr(i)) suffix += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  unsigned shift = 0;
+  if (suffix.empty() || suffix == "B")
+    shift = 0;
+  else if (suffix == "K" || suffix == "KB" || suffix == "KIB")
+    shift = 10;
+  else if (suffix == "M" || suffix == "MB" || suffix == "MIB")
+    shift = 20;
+  else if (suffix == "G" || suffix == "GB" || suffix == "GIB")
+    shift = 30;
+  else
+    throw bad();
+  if (shift && value > (std::uint64_t{1} << (63 - shift))) throw bad();
+  return value << shift;
+}
+
+ByteRange parse_byte_range(std::string_view text) {
+  auto colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    auto v = parse_bytes(text);
+    return {v, v};
+  }
+  ByteRange r{parse_bytes(text.substr(0, colon)), parse_bytes(text.substr(colon + 1))};
+  if (r.min > r.max)
+    throw UsageError("size range '" + std::string(text) + "': MIN is larger than MAX");
+  return r;
+}
+
+std::vector<std::uint64_t> geometric_sizes(ByteRange range, double factor) {
+  if (!(factor > 1.0))
+    throw UsageError("size factor " + std::to_string(factor) + " must be greater than 1");
+  std::vector<std::uint64_t> sizes;
+  std::uint64_t n = range.min;
+  if (n == 0) {
+    sizes.push_back(0);
+    n = 1;
+  }
+  while (n <= range.max) {
+    sizes.push_back(n);
+    auto next = static_cast<std::uint64_t>(std::ceil(static_cast<double>(n) * factor));
+    n = next > n ? next : n + 1;
+  }
+  return sizes;
+}
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::fabs(bytes) >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (bytes == std::floor(bytes))
+    std::snprintf(buf, sizeof buf, "%.0f %s", bytes, units[u]);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
+  return buf;
+}
+
+std::string format_seconds(double s) {
+  char buf[32];
+  double a = std::fabs(s);
+  if (a < 1e-6)
+    std::snprintf(buf, sizeof buf, "%.0f ns", s * 1e9);
+  else if (a < 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+  else if (a < 1)
+    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
+
+std::vector<std::string> split_list(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto end = text.find(sep, start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) out.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace sextant

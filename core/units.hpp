@@ -1,0 +1,30 @@
+#pragma once
+// Byte counts and durations as people type and read them: 64K, 4M, 1G (powers of
+// two, as OSU and nccl-tests use), and sizes in B/KiB/MiB for tables.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sextant {
+
+// "4096", "4K", "64k", "4M", "1G", "2KiB", "3MB" (all binary). Throws UsageError
+// naming the text when it is not a non-negative size.
+std::uint64_t parse_bytes(std::string_view text);
+
+// "MIN:MAX" or a single size (MIN == MAX).
+struct ByteRange {
+  std::uint64_t min = 0, max = 0;
+};
+ByteRange parse_byte_range(std::string_view text);
+
+// min, min*factor, ... <= max; factor > 1. A min of 0 yields 0 then 1, factor, ...
+std::vector<std::uint64_t> geometric_sizes(ByteRange range, double factor);
+
+std::string format_bytes(double bytes);        // "8 B", "64 KiB", "1.5 MiB"
+std::string format_seconds(double seconds);    // "812 ns", "3.42 us", "1.20 ms", "2.5 s"
+
+// Splits "a,b,c" into {"a","b","c"}, dropping empty items.
+std::vector<std::string> split_list(std::string_view text, char sep = ',');
+
+}  // namespace sextant

@@ -1,0 +1,57 @@
+#pragma once
+// Piecewise Hockney model T(n) = alpha + beta * n, fitted by segmented least
+// squares on relative error with the number of segments chosen by an information
+// criterion, so that protocol switches (eager -> rendezvous) and cache effects are
+// found from the data rather than told.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sextant::model {
+
+struct Point {
+  double bytes = 0;
+  double seconds = 0;  // a robust per-size estimate, typically the median
+};
+
+struct Interval {
+  double lo = 0, hi = 0;
+};
+
+struct Segment {
+  double lo_bytes = 0, hi_bytes = 0;  // data range the segment was fitted on (inclusive)
+  double alpha = 0;                   // seconds
+  double beta = 0;                    // seconds per byte
+  Interval alpha_ci, beta_ci;         // 95% bootstrap percentile intervals
+  double r2 = 0;                      // coefficient of determination (weighted)
+  double rms_rel_residual = 0;        // sqrt(mean(((t - fit)/t)^2))
+  std::size_t points = 0;
+};
+
+struct FitOptions {
+  std::size_t max_segments = 4;
+  std::size_t min_points_per_segment = 3;
+  std::size_t bootstrap_resamples = 200;
+  std::uint64_t seed = 12345;
+};
+
+struct PiecewiseFit {
+  std::vector<Segment> segments;  // ordered by lo_bytes, non-overlapping
+  double criterion = 0;           // BIC of the chosen segmentation
+};
+
+// Fit a single Hockney line (weighted by 1/t^2, alpha constrained >= 0).
+Segment fit_segment(std::span<const Point> points);
+
+// Points need not be sorted; throws std::invalid_argument when fewer than
+// min_points_per_segment points are given or a time is not positive.
+PiecewiseFit fit_piecewise(std::span<const Point> points, const FitOptions& options = {});
+
+// Segment that covers bytes: the one whose range contains it, else the nearest
+// (first below the range, last above it).
+const Segment& segment_for(const PiecewiseFit& fit, double bytes);
+double predict(const PiecewiseFit& fit, double bytes);
+
+}  // namespace sextant::model

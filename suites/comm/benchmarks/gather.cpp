@@ -1,0 +1,31 @@
+#include "suites/comm/benchmarks/collectives.hpp"
+
+namespace sextant::comm::benchmarks {
+namespace {
+void blocking(Case& c) {
+  SEXTANT_MPI_CHECK(MPI_Gather(c.sbuf_or_in_place(c.rank == c.root), c.icount(), c.type(), c.rbuf(), c.icount(),
+                               c.type(), c.root, c.comm));
+}
+void start(Case& c, MPI_Request* r) {
+  SEXTANT_MPI_CHECK(MPI_Igather(c.sbuf_or_in_place(c.rank == c.root), c.icount(), c.type(), c.rbuf(), c.icount(),
+                                c.type(), c.root, c.comm, r));
+}
+}  // namespace
+
+const Benchmark gather{
+    .name = "gather",
+    .data_elements = detail::times_p,
+    .busbw_factor = detail::p_minus_1_over_p,
+    .send_elements = detail::same,
+    .recv_elements = detail::times_p,
+    .run = [](Case& c) { detail::run_collective(c, blocking, start); },
+    .start = start,
+    .in_place_offset = [](const Case& c) -> std::optional<std::size_t> {
+      return c.rank == c.root ? std::optional<std::size_t>(c.root * c.count) : std::nullopt;
+    },
+    .expect = [](const Case& c, std::size_t i) -> std::optional<Expectation> {
+      if (c.rank != c.root) return std::nullopt;
+      return Expectation{pattern(c.dtype, static_cast<int>(i / c.count), i % c.count)};
+    },
+};
+}  // namespace sextant::comm::benchmarks

@@ -1,0 +1,593 @@
+#include "suites/comm/harness.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "suites/comm/clock.hpp"
+#include "suites/common/results.hpp"
+#include "suites/common/runtime.hpp"
+
+namespace sextant::comm {
+
+std::string_view to_string(SyncMode m) { return m == SyncMode::barrier ? "barrier" : "window"; }
+std::string_view to_string(Level l) {
+  switch (l) {
+    case Level::world: return "world";
+    case Level::intra: return "intra";
+    case Level::inter: return "inter";
+  }
+  return "?";
+}
+SyncMode parse_sync(std::string_view s) {
+  if (s == "barrier") return SyncMode::barrier;
+  if (s == "window") return SyncMode::window;
+  throw UsageError("--sync '" + std::string(s) + "': use barrier or window");
+}
+Level parse_level(std::string_view s) {
+  for (auto l : {Level::world, Level::intra, Level::inter})
+    if (to_string(l) == s) return l;
+  throw UsageError("--levels: unknown level '" + std::string(s) + "' (use world, intra, inter)");
+}
+
+void make_quick(Options& o) {
+  o.sizes = {1, 1 << 20};
+  o.factor = 4;
+  o.max_iterations = 200;
+  o.min_iterations = 10;
+  o.warmup = 3;
+  o.budget_seconds = 0.03;
+}
+
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+// The communicator of a level for this rank (MPI_COMM_NULL when it sits out).
+MPI_Comm level_comm(Runtime& rt, Level level) {
+  MPI_Comm c = MPI_COMM_NULL;
+  switch (level) {
+    case Level::world: SEXTANT_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &c)); break;
+    case Level::intra: SEXTANT_MPI_CHECK(MPI_Comm_dup(rt.node(), &c)); break;
+    case Level::inter: {
+      int leader = comm_rank(rt.node()) == 0 ? 0 : MPI_UNDEFINED;
+      SEXTANT_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, leader, rt.rank(), &c));
+      break;
+    }
+  }
+  return c;
+}
+
+// Busy floating-point work that makes no MPI progress: the "compute" of the
+// overlap measurement.
+double dummy_compute(std::uint64_t iterations) {
+  double a = 1.0, b = 1.0000001, c = 0.9999999;
+  for (std::uint64_t i = 0; i < iterations; ++i) a = a * b + c * 1e-9;
+  return a;
+}
+volatile double compute_sink = 0;
+
+std::uint64_t compute_iterations_for(double seconds) {
+  static const double rate = [] {  // iterations per second, calibrated once
+    std::uint64_t n = 1 << 20;
+    double t0 = MPI_Wtime();
+    compute_sink = dummy_compute(n);
+    return static_cast<double>(n) / std::max(MPI_Wtime() - t0, 1e-9);
+  }();
+  return static_cast<std::uint64_t>(seconds * rate);
+}
+
+std::string eta_text(double seconds) {
+  char buf[32];
+  if (seconds < 90)
+    std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f min", seconds / 60);
+  return buf;
+}
+
+class Sweep {
+ public:
+  Sweep(Runtime& rt, const Options& o, MPI_Comm comm, WaitMode wait)
+      : rt_(rt), o_(o), comm_(comm), wait_(wait), rank_(comm_rank(comm)), size_(comm_size(comm)) {}
+
+  BenchmarkResult run(const Benchmark& b, Level level, Dtype dtype, const std::vector<std::uint64_t>& sizes,
+                      const std::function<void(const SizeResult&)>& on_size) {
+    BenchmarkResult r{&b, level, dtype, size_, {}};
+    for (auto bytes : sizes) {
+      auto elem = info(dtype).size;
+      SizeResult s = measure(b, dtype, bytes, bytes / elem);
+      if (is_root()) on_size(s);
+      r.sizes.push_back(std::move(s));
+    }
+    return r;
+  }
+
+ private:
+  bool is_root() const { return rank_ == 0; }
+
+  Case make_case(const Benchmark& b, Dtype dtype, std::size_t count) const {
+    Case c;
+    c.comm = comm_;
+    c.rank = rank_;
+    c.size = size_;
+    c.dtype = dtype;
+    c.reduction = o_.reduction;
+    c.count = count;
+    c.window = o_.window;
+    c.wait = wait_;
+    (void)b;
+    return c;
+  }
+
+  void run_once(const Benchmark& b, Case& c) {
+    if (b.nonblocking) {
+      MPI_Request r;
+      b.start(c, &r);
+      wait(r, c.wait);
+    } else {
+      b.run(c);
+    }
+  }
+
+  // ---- validation ------------------------------------------------------------
+
+  long long check(const Benchmark& b, Case c, Buffer& send, Buffer& recv, bool in_place) {
+    if (!b.expect) return 0;
+    c.send = &send;
+    c.recv = &recv;
+    c.in_place = in_place;
+    auto elem = info(c.dtype).size;
+    std::size_t n_send = b.send_elements(c.count, c.size), n_recv = b.recv_elements(c.count, c.size);
+    std::vector<unsigned char> host(n_send * elem), rhost(n_recv * elem);
+    for (std::size_t i = 0; i < n_send; ++i) store(c.dtype, host.data(), i, pattern(c.dtype, rank_, i));
+    for (std::size_t i = 0; i < n_recv; ++i) store(c.dtype, rhost.data(), i, poison(c.dtype));
+    if (in_place) {
+      if (auto at = b.in_place_offset(c))
+        std::copy(host.begin(), host.end(), rhost.begin() + static_cast<std::ptrdiff_t>(*at * elem));
+    }
+    send.copy_from_host(host);
+    recv.copy_from_host(rhost);
+    barrier(comm_, wait_);
+    run_once(b, c);
+    recv.copy_to_host(rhost);
+    if (o_.corrupt_rank == rt_.rank()) corrupt(b, c, rhost);
+
+    long long wrong = 0;
+    for (std::size_t i = 0; i < n_recv; ++i) {
+      auto e = b.expect(c, i);
+      if (!e) continue;
+      double got = load(c.dtype, rhost.data(), i);
+      double tol = e->terms > 1 ? (e->terms - 1) * info(c.dtype).epsilon * e->magnitude : 0.0;
+      if (!(std::fabs(got - e->value) <= tol)) {
+        if (wrong < 3)
+          std::fprintf(stderr, "sextant: WRONG rank %d %s %s %s count %zu%s: element %zu = %.17g, expected %.17g (tolerance %.3g)\n",
+                       rt_.rank(), std::string(b.name).c_str(), std::string(info(c.dtype).name).c_str(),
+                       std::string(to_string(c.reduction)).c_str(), c.count, in_place ? " in-place" : "", i, got,
+                       e->value, tol);
+        ++wrong;
+      }
+    }
+    return wrong;
+  }
+
+  // Test hook (--test-corrupt-rank): spoil the first element this rank must receive.
+  void corrupt(const Benchmark& b, const Case& c, std::vector<unsigned char>& rhost) {
+    std::size_t n_recv = b.recv_elements(c.count, c.size);
+    for (std::size_t i = 0; i < n_recv; ++i)
+      if (auto e = b.expect(c, i)) {
+        store(c.dtype, rhost.data(), i, e->value + 7);
+        return;
+      }
+  }
+
+  // ---- timing ----------------------------------------------------------------
+
+  // One batch of iterations; returns this rank's times (NaN for late starts).
+  std::vector<double> time_batch(const Benchmark& b, std::vector<Case>& cases, std::size_t first,
+                                 std::size_t n, const ClockSync& clock, double window) {
+    std::vector<double> t(n, nan);
+    double start = 0;
+    if (o_.sync == SyncMode::window) {
+      if (is_root()) start = clock.now() + std::max(window, 50e-6);
+      bcast(&start, 1, MPI_DOUBLE, 0, comm_, wait_);
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      Case& c = cases[(first + k) % cases.size()];
+      if (o_.sync == SyncMode::barrier) {
+        barrier(comm_, wait_);
+        double t0 = MPI_Wtime();
+        run_once(b, c);
+        t[k] = (MPI_Wtime() - t0) / b.time_divisor;
+      } else {
+        double target = start + static_cast<double>(k) * window - clock.offset;  // local clock
+        bool late = MPI_Wtime() > target;
+        while (MPI_Wtime() < target)
+          if (wait_ == WaitMode::yield) sched_yield();
+        run_once(b, c);
+        if (!late) t[k] = (MPI_Wtime() - target) / b.time_divisor;
+      }
+    }
+    return t;
+  }
+
+  SizeResult measure(const Benchmark& b, Dtype dtype, std::uint64_t bytes, std::size_t count) {
+    SizeResult s;
+    s.bytes = bytes;
+    s.count = count;
+    auto elem = info(dtype).size;
+    std::size_t send_bytes = b.send_elements(count, size_) * elem;
+    std::size_t recv_bytes = b.recv_elements(count, size_) * elem;
+    s.data_bytes = static_cast<double>(b.data_elements(count, size_) * elem) * (b.windowed ? o_.window : 1);
+
+    // Buffer sets: one, or enough to rotate through twice the last-level cache.
+    std::size_t sets = 1;
+    if (o_.off_cache) {
+      double llc = static_cast<double>(std::max<long long>(rt_.machine().last_level_cache_bytes(), 1 << 20));
+      sets = static_cast<std::size_t>(std::ceil(2 * llc / std::max<double>(send_bytes + recv_bytes, 1)));
+      sets = std::clamp<std::size_t>(sets, 1, 256);
+    }
+    std::vector<Buffer> sends, recvs;
+    for (std::size_t k = 0; k < sets; ++k) {
+      sends.emplace_back(o_.memory, send_bytes);
+      recvs.emplace_back(o_.memory, recv_bytes);
+    }
+
+    // Validation first: out-of-place, then in-place where the benchmark has it.
+    Case base = make_case(b, dtype, count);
+    base.in_place = o_.time_in_place && b.in_place_offset;
+    for (int k = 0; k < o_.check_iterations; ++k) {
+      s.wrong += check(b, base, sends[0], recvs[0], false);
+      if (b.in_place_offset) s.wrong_in_place += check(b, base, sends[0], recvs[0], true);
+    }
+    long long wrong[2] = {s.wrong, s.wrong_in_place};
+    allreduce(MPI_IN_PLACE, wrong, 2, MPI_LONG_LONG, MPI_SUM, comm_, wait_);
+    s.wrong = wrong[0];
+    s.wrong_in_place = wrong[1];
+
+    std::vector<Case> cases(sets, base);
+    for (std::size_t k = 0; k < sets; ++k) {
+      cases[k].send = &sends[k];
+      cases[k].recv = &recvs[k];
+    }
+    for (std::size_t k = 0; k < o_.warmup; ++k) {
+      barrier(comm_, wait_);
+      run_once(b, cases[k % sets]);
+    }
+
+    ClockSync clock;
+    double window = 0;
+    if (o_.sync == SyncMode::window) {
+      clock = synchronise_clocks(comm_, wait_);
+      s.clock_residual = clock.residual;
+      // Pilot: the slowest rank's median of a few barrier-synchronised runs sizes the window.
+      std::vector<double> pilot;
+      for (int k = 0; k < 5; ++k) {
+        barrier(comm_, wait_);
+        double t0 = MPI_Wtime();
+        run_once(b, cases[0]);
+        pilot.push_back(MPI_Wtime() - t0);
+      }
+      std::sort(pilot.begin(), pilot.end());
+      window = pilot[2];
+      allreduce(MPI_IN_PLACE, &window, 1, MPI_DOUBLE, MPI_MAX, comm_, wait_);
+      window = 2 * window + 4 * clock.residual + 5e-6;
+    }
+
+    stats::StopRule rule{o_.rel_ci_half_width, o_.budget_seconds, o_.min_iterations, o_.max_iterations};
+    std::vector<double> collective;  // valid collective times, root only
+    double t_begin = MPI_Wtime();
+    std::size_t batch = std::max<std::size_t>(o_.min_iterations, 1);
+    for (;;) {
+      batch = std::min(batch, o_.max_iterations - s.total);
+      auto local = time_batch(b, cases, s.total, batch, clock, window);
+      std::vector<double> all(is_root() ? batch * static_cast<std::size_t>(size_) : 1);
+      gather(local.data(), static_cast<int>(batch), MPI_DOUBLE, all.data(), 0, comm_, wait_);
+      int verdict = 0;  // 0 go on, else 1 + StopReason
+      if (is_root()) {
+        std::size_t late_in_batch = 0;
+        for (std::size_t k = 0; k < batch; ++k) {
+          double worst = 0;
+          bool valid = true;
+          for (int r = 0; r < size_; ++r) {
+            double v = all[static_cast<std::size_t>(r) * batch + k];
+            s.rank_times.push_back(v);
+            if (std::isnan(v)) valid = false;
+            else worst = std::max(worst, v);
+          }
+          if (valid) collective.push_back(worst);
+          else ++late_in_batch;
+        }
+        s.total += batch;
+        s.late += late_in_batch;
+        if (auto stop = stats::should_stop(rule, collective, MPI_Wtime() - t_begin)) verdict = 1 + static_cast<int>(*stop);
+        if (!verdict && s.total >= o_.max_iterations) verdict = 1 + static_cast<int>(stats::StopReason::iteration_cap);
+        if (late_in_batch * 2 > batch) window *= 2;  // too many late starts: widen the window
+      }
+      double shared[2] = {static_cast<double>(verdict), window};
+      bcast(shared, 2, MPI_DOUBLE, 0, comm_, wait_);
+      verdict = static_cast<int>(shared[0]);
+      window = shared[1];
+      if (!is_root()) s.total += batch;
+      if (verdict) {
+        s.stop = static_cast<stats::StopReason>(verdict - 1);
+        break;
+      }
+      batch = std::min<std::size_t>(batch * 2, 200);
+    }
+    if (is_root()) {
+      s.valid = collective.size();
+      s.time = stats::summarize(collective);
+      if (s.time.median > 0) {
+        s.algbw = s.data_bytes / s.time.median;
+        s.busbw = s.algbw * b.busbw_factor(size_);
+      }
+    }
+    if (b.nonblocking) measure_overlap(b, cases, s);
+    return s;
+  }
+
+  // OMB-NBC: compute for as long as the pure operation takes, overlapped with it.
+  void measure_overlap(const Benchmark& b, std::vector<Case>& cases, SizeResult& s) {
+    double pure = s.time.median;
+    bcast(&pure, 1, MPI_DOUBLE, 0, comm_, wait_);
+    auto iters = compute_iterations_for(pure);
+    std::size_t reps = std::clamp<std::size_t>(s.total / 2, 5, 50);
+    std::vector<double> ovl, cpu;
+    for (std::size_t k = 0; k < reps; ++k) {
+      Case& c = cases[k % cases.size()];
+      barrier(comm_, wait_);
+      double t0 = MPI_Wtime();
+      MPI_Request r;
+      b.start(c, &r);
+      compute_sink = dummy_compute(iters);
+      wait(r, c.wait);
+      double t1 = MPI_Wtime();
+      compute_sink = dummy_compute(iters);
+      double t2 = MPI_Wtime();
+      double both[2] = {t1 - t0, t2 - t1};
+      allreduce(MPI_IN_PLACE, both, 2, MPI_DOUBLE, MPI_MAX, comm_, wait_);
+      ovl.push_back(both[0]);
+      cpu.push_back(both[1]);
+    }
+    s.overlapped = stats::summarize(ovl).median;
+    s.compute = stats::summarize(cpu).median;
+    s.overlap_percent = pure > 0 ? 100.0 * std::clamp(1.0 - (s.overlapped - s.compute) / pure, 0.0, 1.0) : 0.0;
+  }
+
+  Runtime& rt_;
+  const Options& o_;
+  MPI_Comm comm_;
+  WaitMode wait_;
+  int rank_, size_;
+};
+
+// ---- output ----------------------------------------------------------------
+
+void print_header(const BenchmarkResult& r, const Options& o) {
+  const auto& b = *r.benchmark;
+  std::printf("# %s  level=%s  ranks=%d  dtype=%s%s  sync=%s%s\n", std::string(b.name).c_str(),
+              std::string(to_string(r.level)).c_str(), r.ranks, std::string(info(r.dtype).name).c_str(),
+              b.reduces ? (std::string("  op=") + std::string(to_string(o.reduction))).c_str() : "",
+              std::string(to_string(o.sync)).c_str(), b.windowed ? ("  window=" + std::to_string(o.window)).c_str() : "");
+  std::printf("%12s %10s %11s %23s %11s %11s %10s %10s %8s %6s %-9s%s\n", "bytes", "count", "median(us)",
+              "ci95(us)", "min(us)", "p99(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong", "reps", "stop",
+              b.nonblocking ? "  overlap(%)" : "");
+}
+
+void print_row(const SizeResult& s, const Benchmark& b) {
+  char ci[64];
+  std::snprintf(ci, sizeof ci, "[%.3f, %.3f]", s.time.ci_lo * 1e6, s.time.ci_hi * 1e6);
+  std::printf("%12llu %10llu %11.3f %23s %11.3f %11.3f %10.3f %10.3f %8lld %6zu %-9s", (unsigned long long)s.bytes,
+              (unsigned long long)s.count, s.time.median * 1e6, ci, s.time.min * 1e6, s.time.p99 * 1e6, s.algbw / 1e9,
+              s.busbw / 1e9, s.wrong + s.wrong_in_place, s.valid, std::string(stats::to_string(s.stop)).c_str());
+  if (b.nonblocking) std::printf("  %10.1f", s.overlap_percent);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+nlohmann::json to_json(const BenchmarkResult& r, const Options& o) {
+  nlohmann::json j;
+  j["benchmark"] = r.benchmark->name;
+  j["level"] = to_string(r.level);
+  j["dtype"] = info(r.dtype).name;
+  j["op"] = to_string(o.reduction);
+  j["ranks"] = r.ranks;
+  j["sync"] = to_string(o.sync);
+  for (const auto& s : r.sizes) {
+    j["sizes"].push_back({{"bytes", s.bytes},         {"count", s.count},       {"median_s", s.time.median},
+                          {"ci_lo_s", s.time.ci_lo},  {"ci_hi_s", s.time.ci_hi}, {"min_s", s.time.min},
+                          {"mean_s", s.time.mean},    {"max_s", s.time.max},     {"p5_s", s.time.p5},
+                          {"p95_s", s.time.p95},      {"p99_s", s.time.p99},     {"cv", s.time.cv},
+                          {"algbw_Bps", s.algbw},     {"busbw_Bps", s.busbw},    {"wrong", s.wrong},
+                          {"wrong_in_place", s.wrong_in_place}, {"valid", s.valid}, {"total", s.total},
+                          {"stop", stats::to_string(s.stop)}});
+  }
+  return j;
+}
+
+std::vector<std::uint64_t> sizes_for(const Benchmark& b, Dtype dtype, const Options& o) {
+  if (b.name == "barrier") return {0};
+  std::vector<std::uint64_t> out;
+  auto elem = info(dtype).size;
+  for (auto bytes : geometric_sizes(o.sizes, o.factor)) {
+    if (bytes > 0 && bytes < elem) continue;  // no whole element
+    auto rounded = bytes / elem * elem;
+    if (out.empty() || out.back() != rounded) out.push_back(rounded);
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o, bool oversubscribed) {
+  const auto& b = *r.benchmark;
+  h5::Group g = file.group("comm/" + std::string(to_string(r.level)) + "/" + std::string(b.name) + "/" +
+                           std::string(info(r.dtype).name));
+  g.set_attr("benchmark", std::string(b.name));
+  g.set_attr("family", b.family == Family::pt2pt ? "pt2pt" : "collective");
+  g.set_attr("nonblocking", std::int64_t{b.nonblocking});
+  g.set_attr("level", std::string(to_string(r.level)));
+  g.set_attr("dtype", std::string(info(r.dtype).name));
+  g.set_attr("op", b.reduces ? std::string(to_string(o.reduction)) : std::string("none"));
+  g.set_attr("sync", std::string(to_string(o.sync)));
+  g.set_attr("ranks", std::int64_t{r.ranks});
+  g.set_attr("busbw_factor", b.busbw_factor(r.ranks));
+  g.set_attr("time_divisor", b.time_divisor);
+  g.set_attr("window", std::int64_t{b.windowed ? o.window : 1});
+  g.set_attr("in_place_timed", std::int64_t{o.time_in_place && b.in_place_offset != nullptr});
+  g.set_attr("off_cache", std::int64_t{o.off_cache});
+  g.set_attr("memory", o.memory == MemoryKind::host ? "host" : "device");
+  g.set_attr("oversubscribed", std::int64_t{oversubscribed});
+  g.set_attr("timings_meaningful", std::int64_t{!oversubscribed});
+
+  auto column = [&](auto get) {
+    std::vector<double> v;
+    for (const auto& s : r.sizes) v.push_back(static_cast<double>(get(s)));
+    return v;
+  };
+  auto icolumn = [&](auto get) {
+    std::vector<std::int64_t> v;
+    for (const auto& s : r.sizes) v.push_back(static_cast<std::int64_t>(get(s)));
+    return v;
+  };
+  g.write("bytes", icolumn([](const SizeResult& s) { return s.bytes; }));
+  g.write("count", icolumn([](const SizeResult& s) { return s.count; }));
+  g.write("data_bytes", column([](const SizeResult& s) { return s.data_bytes; }));
+  g.write("median", column([](const SizeResult& s) { return s.time.median; }));
+  g.write("ci_lo", column([](const SizeResult& s) { return s.time.ci_lo; }));
+  g.write("ci_hi", column([](const SizeResult& s) { return s.time.ci_hi; }));
+  g.write("min", column([](const SizeResult& s) { return s.time.min; }));
+  g.write("mean", column([](const SizeResult& s) { return s.time.mean; }));
+  g.write("max", column([](const SizeResult& s) { return s.time.max; }));
+  g.write("p5", column([](const SizeResult& s) { return s.time.p5; }));
+  g.write("p95", column([](const SizeResult& s) { return s.time.p95; }));
+  g.write("p99", column([](const SizeResult& s) { return s.time.p99; }));
+  g.write("cv", column([](const SizeResult& s) { return s.time.cv; }));
+  g.write("algbw", column([](const SizeResult& s) { return s.algbw; }));
+  g.write("busbw", column([](const SizeResult& s) { return s.busbw; }));
+  g.write("valid", icolumn([](const SizeResult& s) { return s.valid; }));
+  g.write("total", icolumn([](const SizeResult& s) { return s.total; }));
+  g.write("late", icolumn([](const SizeResult& s) { return s.late; }));
+  g.write("wrong", icolumn([](const SizeResult& s) { return s.wrong; }));
+  g.write("wrong_in_place", icolumn([](const SizeResult& s) { return s.wrong_in_place; }));
+  g.write("clock_residual", column([](const SizeResult& s) { return s.clock_residual; }));
+  std::vector<std::string> stops;
+  for (const auto& s : r.sizes) stops.emplace_back(stats::to_string(s.stop));
+  g.write("stop_reason", stops);
+  if (b.nonblocking) {
+    g.write("overlapped", column([](const SizeResult& s) { return s.overlapped; }));
+    g.write("compute", column([](const SizeResult& s) { return s.compute; }));
+    g.write("overlap_percent", column([](const SizeResult& s) { return s.overlap_percent; }));
+  }
+  h5::Group samples = g.create_group("samples");
+  samples.set_attr("layout", "per size i: dataset NNN of shape [iterations, ranks], seconds; NaN = late start");
+  for (std::size_t i = 0; i < r.sizes.size(); ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "%03zu", i);
+    const auto& s = r.sizes[i];
+    samples.write(name, s.rank_times, {s.rank_times.size() / static_cast<hsize_t>(r.ranks), static_cast<hsize_t>(r.ranks)});
+  }
+  file.flush();
+}
+
+long long run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
+  WaitMode wait = o.wait.value_or(rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
+  if (rt.is_root() && rt.oversubscribed())
+    std::fprintf(stderr,
+                 "sextant: WARNING: %d ranks on a node with %d usable CPUs: oversubscribed, timings are not "
+                 "meaningful (waits yield the core; results are marked)\n",
+                 rt.ranks_on_node(), rt.machine().usable_cpus);
+
+  std::vector<const Benchmark*> selected;
+  if (o.benchmarks.empty())
+    for (const auto& b : registry()) selected.push_back(&b);
+  for (const auto& name : o.benchmarks) {
+    const Benchmark* b = find_benchmark(name);
+    if (!b) {
+      std::string known;
+      for (const auto& k : registry()) known += (known.empty() ? "" : ", ") + std::string(k.name);
+      throw UsageError("--collectives: unknown benchmark '" + name + "' (known: " + known + ")");
+    }
+    selected.push_back(b);
+  }
+
+  // Total work for the ETA.
+  std::size_t total_sizes = 0, done_sizes = 0;
+  for (const auto* b : selected)
+    for (auto dtype : o.dtypes) {
+      total_sizes += sizes_for(*b, b->typed ? dtype : Dtype::byte, o).size() * o.levels.size();
+      if (!b->typed) break;
+    }
+  double t_start = MPI_Wtime();
+  nlohmann::json json = nlohmann::json::array();
+  long long wrong_here = 0;
+
+  for (auto level : o.levels) {
+    MPI_Comm comm = level_comm(rt, level);
+    int participants = comm == MPI_COMM_NULL ? 0 : comm_size(comm), smallest = 0;
+    int mine = comm == MPI_COMM_NULL ? std::numeric_limits<int>::max() : participants;
+    SEXTANT_MPI_CHECK(MPI_Allreduce(&mine, &smallest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (smallest < 2) {
+      if (rt.is_root())
+        std::fprintf(stderr, "sextant: level %s has fewer than 2 ranks here: skipped\n",
+                     std::string(to_string(level)).c_str());
+      if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+      continue;
+    }
+    for (const auto* b : selected) {
+      for (auto requested : o.dtypes) {
+        Dtype dtype = b->typed ? requested : Dtype::byte;
+        auto sizes = sizes_for(*b, dtype, o);
+        if (comm != MPI_COMM_NULL) {
+          Sweep sweep(rt, o, comm, wait);
+          bool header = false;
+          BenchmarkResult r{b, level, dtype, comm_size(comm), {}};
+          auto on_size = [&](const SizeResult& s) {
+            if (!rt.is_root()) return;  // other nodes' intra-level roots stay quiet
+            if (!header) {
+              print_header(r, o);
+              header = true;
+            }
+            print_row(s, *b);
+            ++done_sizes;
+            double elapsed = MPI_Wtime() - t_start;
+            double eta = elapsed / static_cast<double>(done_sizes) * static_cast<double>(total_sizes - std::min(done_sizes, total_sizes));
+            std::fprintf(stderr, "[comm %s] %s %s %s (%zu/%zu) ETA %s\n", std::string(to_string(level)).c_str(),
+                         std::string(b->name).c_str(), std::string(info(dtype).name).c_str(),
+                         format_bytes(static_cast<double>(s.bytes)).c_str(), done_sizes, total_sizes,
+                         eta_text(eta).c_str());
+          };
+          r = sweep.run(*b, level, dtype, sizes, on_size);
+          for (const auto& s : r.sizes) wrong_here += comm_rank(comm) == 0 ? s.wrong + s.wrong_in_place : 0;
+          if (rt.is_root()) {
+            std::printf("\n");
+            if (results) write_results(*results, r, o, rt.oversubscribed());
+            if (!o.json_path.empty()) {
+              json.push_back(to_json(r, o));
+              std::ofstream(o.json_path) << json.dump(1) << "\n";
+            }
+          }
+        } else {
+          done_sizes += sizes.size();
+        }
+        barrier(MPI_COMM_WORLD, wait);
+        if (!b->typed) break;
+      }
+    }
+    MPI_Comm_free(&comm);
+  }
+  long long wrong_total = 0;
+  allreduce(&wrong_here, &wrong_total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, wait);
+  return wrong_total;
+}
+
+}  // namespace sextant::comm

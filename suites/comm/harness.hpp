@@ -1,0 +1,84 @@
+#pragma once
+// The comm suite's one harness: sizes, datatypes and levels are looped here once
+// for every benchmark descriptor; timing, synchronisation, adaptive repetition,
+// validation, statistics and output live here and nowhere else.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/stats.hpp"
+#include "core/units.hpp"
+#include "suites/comm/benchmark.hpp"
+
+namespace sextant {
+class Runtime;
+class ResultsFile;
+}  // namespace sextant
+
+namespace sextant::comm {
+
+enum class SyncMode { barrier, window };
+enum class Level { world, intra, inter };
+std::string_view to_string(SyncMode m);
+std::string_view to_string(Level l);
+SyncMode parse_sync(std::string_view s);
+Level parse_level(std::string_view s);
+
+struct Options {
+  ByteRange sizes{1, 1 << 22};
+  double factor = 2;
+  std::size_t max_iterations = 1000;
+  std::size_t min_iterations = 10;
+  std::size_t warmup = 10;
+  SyncMode sync = SyncMode::barrier;
+  double budget_seconds = 0.5;      // per size
+  double rel_ci_half_width = 0.02;
+  std::vector<std::string> benchmarks;  // empty = all
+  std::vector<Dtype> dtypes{Dtype::float32};
+  Reduction reduction = Reduction::sum;
+  std::vector<Level> levels{Level::world};
+  int check_iterations = 1;
+  bool off_cache = false;
+  bool time_in_place = false;
+  MemoryKind memory = MemoryKind::host;
+  int window = 64;
+  std::optional<WaitMode> wait;  // default: yield when oversubscribed
+  std::string json_path;
+  int corrupt_rank = -1;         // test hook: this rank corrupts its received data
+};
+
+// Applies --quick: a short sweep for smoke runs and CI.
+void make_quick(Options& o);
+
+struct SizeResult {
+  std::uint64_t bytes = 0;      // size as swept (per the benchmark's unit)
+  std::uint64_t count = 0;      // elements per rank
+  double data_bytes = 0;        // bytes counted for algbw
+  stats::Summary time;          // of the collective time (max over ranks), seconds
+  std::size_t valid = 0, total = 0, late = 0;
+  stats::StopReason stop = stats::StopReason::iteration_cap;
+  std::vector<double> rank_times;  // total x ranks, row-major; NaN = invalid (late start)
+  long long wrong = 0, wrong_in_place = 0;
+  double algbw = 0, busbw = 0;     // bytes/s from the median
+  double clock_residual = 0;       // window mode
+  // Non-blocking benchmarks (OMB-NBC definitions), NaN otherwise.
+  double overlapped = 0, compute = 0, overlap_percent = 0;
+};
+
+struct BenchmarkResult {
+  const Benchmark* benchmark = nullptr;
+  Level level = Level::world;
+  Dtype dtype = Dtype::byte;
+  int ranks = 0;
+  std::vector<SizeResult> sizes;
+};
+
+// Runs every selected benchmark; returns the total number of wrong values seen
+// on all ranks (the caller turns it into the exit status).
+long long run_comm_suite(Runtime& rt, const Options& options, ResultsFile* results);
+
+// Writes one benchmark's results under comm/<level>/<benchmark>/<dtype>.
+void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o, bool oversubscribed);
+
+}  // namespace sextant::comm

@@ -1,0 +1,66 @@
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "suites/comm/benchmarks/collectives.hpp"
+
+namespace sextant::comm {
+namespace {
+
+// Non-blocking variant of a collective: same descriptor, timed as start + wait.
+Benchmark nonblocking(const Benchmark& b, std::string_view name) {
+  Benchmark nb = b;
+  nb.name = name;
+  nb.nonblocking = true;
+  return nb;
+}
+
+std::vector<Benchmark> build() {
+  namespace bm = benchmarks;
+  return {bm::pingpong,  bm::bandwidth, bm::bibandwidth, bm::multi_latency, bm::multi_bandwidth,
+          bm::barrier,   bm::bcast,     bm::reduce,      bm::allreduce,     bm::allgather,
+          bm::reduce_scatter, bm::alltoall, bm::gather, bm::scatter,
+          nonblocking(bm::allreduce, "iallreduce"), nonblocking(bm::allgather, "iallgather"),
+          nonblocking(bm::reduce_scatter, "ireduce_scatter"), nonblocking(bm::alltoall, "ialltoall"),
+          nonblocking(bm::bcast, "ibcast")};
+}
+
+}  // namespace
+
+std::span<const Benchmark> registry() {
+  static const std::vector<Benchmark> all = build();
+  return all;
+}
+
+const Benchmark* find_benchmark(std::string_view name) {
+  auto all = registry();
+  auto it = std::find_if(all.begin(), all.end(), [&](const Benchmark& b) { return b.name == name; });
+  return it == all.end() ? nullptr : &*it;
+}
+
+bool is_nonblocking(const Benchmark& b) { return b.nonblocking; }
+
+namespace detail {
+
+void run_collective(Case& c, void (*blocking)(Case&), void (*start)(Case&, MPI_Request*)) {
+  if (c.wait == WaitMode::blocking) {
+    blocking(c);
+    return;
+  }
+  MPI_Request r;
+  start(c, &r);
+  wait(r, c.wait);
+}
+
+Expectation reduced(const Case& c, std::size_t i) {
+  Expectation e{pattern(c.dtype, 0, i), std::abs(pattern(c.dtype, 0, i)), c.size};
+  for (int q = 1; q < c.size; ++q) {
+    double v = pattern(c.dtype, q, i);
+    e.value = apply(c.reduction, e.value, v);
+    e.magnitude += std::abs(v);
+  }
+  return e;
+}
+
+}  // namespace detail
+}  // namespace sextant::comm

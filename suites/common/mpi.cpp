@@ -1,0 +1,75 @@
+#include "suites/common/mpi.hpp"
+
+#include <sched.h>
+
+#include <vector>
+
+namespace sextant {
+
+void mpi_fail(int code, const char* expr, const char* file, int line) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  throw Error(std::string(file) + ":" + std::to_string(line) + ": " + expr + " failed: " + text);
+}
+
+void wait(MPI_Request& request, WaitMode mode) { wait_all({&request, 1}, mode); }
+
+void wait_all(std::span<MPI_Request> requests, WaitMode mode) {
+  if (mode == WaitMode::blocking) {
+    SEXTANT_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
+                                  MPI_STATUSES_IGNORE));
+    return;
+  }
+  for (;;) {
+    int done = 0;
+    SEXTANT_MPI_CHECK(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
+                                  MPI_STATUSES_IGNORE));
+    if (done) return;
+    sched_yield();
+  }
+}
+
+void barrier(MPI_Comm comm, WaitMode mode) {
+  if (mode == WaitMode::blocking) {
+    SEXTANT_MPI_CHECK(MPI_Barrier(comm));
+    return;
+  }
+  MPI_Request r;
+  SEXTANT_MPI_CHECK(MPI_Ibarrier(comm, &r));
+  wait(r, mode);
+}
+
+void bcast(void* data, int count, MPI_Datatype type, int root, MPI_Comm comm, WaitMode mode) {
+  MPI_Request r;
+  SEXTANT_MPI_CHECK(MPI_Ibcast(data, count, type, root, comm, &r));
+  wait(r, mode);
+}
+
+void allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+               WaitMode mode) {
+  MPI_Request r;
+  SEXTANT_MPI_CHECK(MPI_Iallreduce(in, out, count, type, op, comm, &r));
+  wait(r, mode);
+}
+
+void gather(const void* in, int count, MPI_Datatype type, void* out, int root, MPI_Comm comm,
+            WaitMode mode) {
+  MPI_Request r;
+  SEXTANT_MPI_CHECK(MPI_Igather(in, count, type, out, count, type, root, comm, &r));
+  wait(r, mode);
+}
+
+int comm_rank(MPI_Comm comm) {
+  int r = 0;
+  SEXTANT_MPI_CHECK(MPI_Comm_rank(comm, &r));
+  return r;
+}
+
+int comm_size(MPI_Comm comm) {
+  int s = 0;
+  SEXTANT_MPI_CHECK(MPI_Comm_size(comm, &s));
+  return s;
+}
+
+}  // namespace sextant

@@ -1,0 +1,239 @@
+#include "suites/common/runtime.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <set>
+#include <sstream>
+
+#include "suites/common/mpi.hpp"
+
+extern "C" char** environ;
+extern const char* const sextant_git_revision;  // generated at build time
+
+namespace sextant {
+namespace {
+
+std::string first_line_value(const std::string& text, const std::string& key) {
+  auto at = text.find(key);
+  if (at == std::string::npos) return "";
+  auto start = at + key.size();
+  auto end = text.find('\n', start);
+  std::string v = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  v.erase(0, v.find_first_not_of(" \t:"));
+  v.erase(v.find_last_not_of(" \t\r") + 1);
+  return v;
+}
+
+// "host-a:0-1,host-b:2-3": which ranks run where.
+std::string rank_placement(MPI_Comm comm, const std::string& host) {
+  int size = comm_size(comm), rank = comm_rank(comm);
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  std::strncpy(name, host.c_str(), MPI_MAX_PROCESSOR_NAME - 1);
+  std::vector<char> all(rank == 0 ? static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME : 1);
+  SEXTANT_MPI_CHECK(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
+                               MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm));
+  std::string out;
+  if (rank == 0) {
+    std::string prev;
+    int first = 0;
+    auto flush = [&](int last) {
+      if (!out.empty()) out += ",";
+      out += prev + ":" + std::to_string(first) + (last > first ? "-" + std::to_string(last) : "");
+    };
+    for (int r = 0; r < size; ++r) {
+      std::string h(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
+      if (r > 0 && h != prev) flush(r - 1);
+      if (r == 0 || h != prev) {
+        prev = h;
+        first = r;
+      }
+    }
+    flush(size - 1);
+  }
+  int len = static_cast<int>(out.size());
+  SEXTANT_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
+  out.resize(len);
+  SEXTANT_MPI_CHECK(MPI_Bcast(out.data(), len, MPI_CHAR, 0, comm));
+  return out;
+}
+
+}  // namespace
+
+MpiLibrary mpi_library() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  MpiLibrary lib;
+  lib.full = std::string(text, len);
+  lib.full.erase(lib.full.find_last_not_of(" \n\r\t") + 1);
+  if (lib.full.find("MPICH") != std::string::npos) {
+    lib.name = "MPICH";
+    lib.version = first_line_value(lib.full, "MPICH Version:");
+    lib.device = first_line_value(lib.full, "MPICH Device:");
+  } else if (lib.full.find("Open MPI") != std::string::npos) {
+    lib.name = "Open MPI";
+    auto v = lib.full.find('v');
+    lib.version = v == std::string::npos ? "" : lib.full.substr(v + 1, lib.full.find_first_of(", ", v) - v - 1);
+  } else {
+    lib.name = lib.full.substr(0, lib.full.find('\n'));
+  }
+  return lib;
+}
+
+KokkosInfo kokkos_info() {
+  KokkosInfo k;
+  k.version = std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
+              "." + std::to_string(KOKKOS_VERSION % 100);
+  k.backend = Kokkos::DefaultExecutionSpace::name();
+  k.concurrency = Kokkos::DefaultExecutionSpace().concurrency();
+#ifdef KOKKOS_ENABLE_SERIAL
+  k.enabled_spaces.push_back("Serial");
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+  k.enabled_spaces.push_back("OpenMP");
+#endif
+#ifdef KOKKOS_ENABLE_THREADS
+  k.enabled_spaces.push_back("Threads");
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+  k.enabled_spaces.push_back("Cuda");
+#endif
+#ifdef KOKKOS_ENABLE_HIP
+  k.enabled_spaces.push_back("HIP");
+#endif
+#ifdef KOKKOS_ENABLE_SYCL
+  k.enabled_spaces.push_back("SYCL");
+#endif
+  return k;
+}
+
+std::string compiler_id() {
+#if defined(__clang__)
+  return std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  return std::string("gcc ") + __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
+std::string git_revision() { return sextant_git_revision; }
+
+std::string utc_now_iso() {
+  auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::map<std::string, std::string> behaviour_environment() {
+  static const char* prefixes[] = {"MPIR_CVAR_", "MPICH_", "HYDRA_", "UCX_",   "OMP_",
+                                   "KOKKOS_",    "GOMP_",  "SLURM_JOB", "SLURM_NTASKS",
+                                   "SLURM_TASKS_PER_NODE", "SLURM_NNODES", "SLURM_CLUSTER_NAME",
+                                   "SEXTANT_"};
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = kv.substr(0, eq);
+    for (const char* p : prefixes)
+      if (key.rfind(p, 0) == 0) env[key] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+Runtime::Runtime(int argc, char** argv) {
+  int provided = 0;
+  SEXTANT_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
+  SEXTANT_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  // libgomp's default when OMP_PROC_BIND is unset is "false"; saying so explicitly
+  // keeps Kokkos 3.x from printing its binding advice on every start.
+  setenv("OMP_PROC_BIND", "false", 0);
+  // Kokkos sees no sextant options; threads come from OMP_NUM_THREADS / KOKKOS_*.
+  int kargc = 1;
+  char name[] = "sextant";
+  char* kargv[] = {name, nullptr};
+  Kokkos::initialize(kargc, kargv);
+
+  rank_ = comm_rank(MPI_COMM_WORLD);
+  size_ = comm_size(MPI_COMM_WORLD);
+  SEXTANT_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_));
+  ranks_on_node_ = comm_size(node_);
+  int node_leader = comm_rank(node_) == 0 ? 1 : 0;
+  SEXTANT_MPI_CHECK(MPI_Allreduce(&node_leader, &nodes_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+
+  machine_ = read_machine_info();
+  int local_over = ranks_on_node_ > machine_.usable_cpus ? 1 : 0, any_over = 0;
+  SEXTANT_MPI_CHECK(MPI_Allreduce(&local_over, &any_over, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  oversubscribed_ = any_over != 0;
+
+  auto lib = mpi_library();
+  auto kk = kokkos_info();
+  std::string cmd;
+  for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
+  auto& f = provenance_.fields;
+  f["host"] = machine_.hostname;
+  f["cpu_model"] = machine_.cpu_model;
+  f["cores"] = std::to_string(machine_.usable_cpus);
+  f["mpi_library"] = lib.name;
+  f["mpi_version"] = lib.version;
+  f["mpi_device"] = lib.device;
+  f["kokkos_version"] = kk.version;
+  f["kokkos_backend"] = kk.backend;
+  f["compiler"] = compiler_id();
+  f["git_revision"] = git_revision();
+  f["command_line"] = cmd;
+  f["date_utc"] = utc_now_iso();
+  f["rank_placement"] = rank_placement(MPI_COMM_WORLD, machine_.hostname);
+  f["ranks_per_node"] = std::to_string(ranks_on_node_);
+  f["nodes"] = std::to_string(nodes_);
+  f["oversubscribed"] = oversubscribed_ ? "yes" : "no";
+  f["sextant_version"] = SEXTANT_VERSION;
+  provenance_.environment = behaviour_environment();
+  provenance_.ranks = size_;
+}
+
+Runtime::~Runtime() {
+  if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+  Kokkos::finalize();
+  MPI_Finalize();
+}
+
+}  // namespace sextant
+
+namespace sextant {
+
+Provenance local_provenance(int argc, char** argv) {
+  Provenance p;
+  auto m = read_machine_info();
+  auto lib = mpi_library();
+  std::string cmd;
+  for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
+  p.fields = {{"host", m.hostname},
+              {"cpu_model", m.cpu_model},
+              {"cores", std::to_string(m.usable_cpus)},
+              {"mpi_library", lib.name},
+              {"mpi_version", lib.version},
+              {"kokkos_version", std::to_string(KOKKOS_VERSION / 10000) + "." +
+                                     std::to_string(KOKKOS_VERSION / 100 % 100) + "." +
+                                     std::to_string(KOKKOS_VERSION % 100)},
+              {"kokkos_backend", Kokkos::DefaultExecutionSpace::name()},
+              {"compiler", compiler_id()},
+              {"git_revision", git_revision()},
+              {"command_line", cmd},
+              {"date_utc", utc_now_iso()},
+              {"rank_placement", m.hostname + ":0"},
+              {"sextant_version", SEXTANT_VERSION}};
+  p.environment = behaviour_environment();
+  p.ranks = 1;
+  return p;
+}
+
+}  // namespace sextant

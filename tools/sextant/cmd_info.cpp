@@ -1,0 +1,46 @@
+// sextant info: what this machine, MPI and Kokkos are, as the suites will see them.
+#include <H5public.h>
+
+#include <iostream>
+
+#include "core/units.hpp"
+#include "suites/common/runtime.hpp"
+#include "tools/sextant/cli.hpp"
+
+namespace sextant::cli {
+
+void register_info(CLI::App& app, Context& ctx) {
+  auto* cmd = app.add_subcommand("info", "Print MPI, Kokkos, HDF5, compiler and machine facts");
+  cmd->callback([&ctx] {
+    Runtime rt(ctx.argc, ctx.argv);
+    if (!rt.is_root()) return;
+    auto lib = mpi_library();
+    auto kk = kokkos_info();
+    const auto& m = rt.machine();
+    unsigned h5maj = 0, h5min = 0, h5rel = 0;
+    H5get_libversion(&h5maj, &h5min, &h5rel);
+    auto row = [](const std::string& k, const std::string& v) {
+      std::cout << k << std::string(k.size() < 18 ? 18 - k.size() : 1, ' ') << v << "\n";
+    };
+    row("hostname", m.hostname);
+    row("cpu_model", m.cpu_model);
+    row("cores", std::to_string(m.usable_cpus) + " usable of " + std::to_string(m.logical_cpus) + " online");
+    for (const auto& c : m.caches)
+      row("cache_L" + std::to_string(c.level) + (c.type == "Data" ? "d" : c.type == "Instruction" ? "i" : ""),
+          format_bytes(static_cast<double>(c.bytes)) + " (shared by " + std::to_string(c.shared_by_cpus) + " cpus)");
+    row("mpi_library", lib.name + " " + lib.version + (lib.device.empty() ? "" : " (device " + lib.device + ")"));
+    row("mpi_ranks", std::to_string(rt.size()) + " on " + std::to_string(rt.nodes()) + " node(s), " +
+                         std::to_string(rt.ranks_on_node()) + " on this node" +
+                         (rt.oversubscribed() ? " (OVERSUBSCRIBED: timings not meaningful)" : ""));
+    row("kokkos_version", kk.version);
+    std::string spaces;
+    for (const auto& s : kk.enabled_spaces) spaces += (spaces.empty() ? "" : ",") + s;
+    row("kokkos_backends", spaces + " (default " + kk.backend + ")");
+    row("kokkos_concurrency", std::to_string(kk.concurrency));
+    row("hdf5_version", std::to_string(h5maj) + "." + std::to_string(h5min) + "." + std::to_string(h5rel));
+    row("compiler", compiler_id());
+    row("git_revision", git_revision());
+  });
+}
+
+}  // namespace sextant::cli

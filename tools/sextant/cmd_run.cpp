@@ -1,0 +1,136 @@
+// sextant run --suite comm|compute|train: measure, writing a results file.
+#include <filesystem>
+#include <iostream>
+
+#include "core/units.hpp"
+#include "suites/comm/harness.hpp"
+#include "suites/common/results.hpp"
+#include "suites/common/runtime.hpp"
+#include "tools/sextant/cli.hpp"
+
+namespace sextant::cli {
+namespace {
+
+struct RunArgs {
+  std::string suite = "comm";
+  std::string output;
+  bool quick = false;
+  std::string sizes, sync = "barrier", benchmarks, dtypes = "float32", op = "sum", levels = "world",
+                     memory = "host", wait;
+  double factor = 0;
+  long long iterations = 0, warmup = -1, check = 1, window = 64;
+  double budget = 0, precision = 0;
+  bool off_cache = false, in_place = false;
+  std::string json;
+  int corrupt_rank = -1;
+};
+
+comm::Options comm_options(const RunArgs& a) {
+  comm::Options o;
+  if (a.quick) comm::make_quick(o);
+  if (!a.sizes.empty()) o.sizes = parse_byte_range(a.sizes);
+  if (a.factor != 0) o.factor = a.factor;
+  if (a.factor != 0 && !(a.factor > 1)) throw UsageError("-f/--factor " + std::to_string(a.factor) + ": must be > 1");
+  if (a.iterations != 0) {
+    if (a.iterations < 1) throw UsageError("-i/--iterations " + std::to_string(a.iterations) + ": must be >= 1");
+    o.max_iterations = static_cast<std::size_t>(a.iterations);
+    o.min_iterations = std::min(o.min_iterations, o.max_iterations);
+  }
+  if (a.warmup >= 0) o.warmup = static_cast<std::size_t>(a.warmup);
+  if (a.budget != 0) {
+    if (!(a.budget > 0)) throw UsageError("--budget " + std::to_string(a.budget) + ": must be > 0 seconds");
+    o.budget_seconds = a.budget;
+  }
+  if (a.precision != 0) {
+    if (!(a.precision > 0)) throw UsageError("--precision " + std::to_string(a.precision) + ": must be > 0");
+    o.rel_ci_half_width = a.precision;
+  }
+  o.sync = comm::parse_sync(a.sync);
+  o.benchmarks = split_list(a.benchmarks);
+  o.dtypes.clear();
+  for (const auto& d : split_list(a.dtypes)) {
+    auto t = comm::parse_dtype(d);
+    if (t == comm::Dtype::byte) throw UsageError("--dtypes: 'byte' is not a reduction type (use int32, float32, float64)");
+    o.dtypes.push_back(t);
+  }
+  if (o.dtypes.empty()) throw UsageError("--dtypes: empty list");
+  o.reduction = comm::parse_reduction(a.op);
+  o.levels.clear();
+  for (const auto& l : split_list(a.levels)) o.levels.push_back(comm::parse_level(l));
+  if (o.levels.empty()) throw UsageError("--levels: empty list");
+  if (a.check < 0) throw UsageError("--check " + std::to_string(a.check) + ": must be >= 0");
+  o.check_iterations = static_cast<int>(a.check);
+  if (a.window < 1) throw UsageError("--window " + std::to_string(a.window) + ": must be >= 1");
+  o.window = static_cast<int>(a.window);
+  o.off_cache = a.off_cache;
+  o.time_in_place = a.in_place;
+  o.memory = comm::parse_memory(a.memory);
+  if (a.wait == "blocking") o.wait = WaitMode::blocking;
+  else if (a.wait == "yield") o.wait = WaitMode::yield;
+  else if (!a.wait.empty()) throw UsageError("--wait '" + a.wait + "': use blocking or yield");
+  o.json_path = a.json;
+  o.corrupt_rank = a.corrupt_rank;
+  return o;
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, Context& ctx) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "Measure a suite and write a results file (run under mpiexec)");
+  cmd->add_option("--suite", args->suite, "comm | compute | train")->check(CLI::IsMember({"comm", "compute", "train"}));
+  cmd->add_option("-o,--output", args->output, "results file (default results/<host>-<UTC time>.h5)");
+  cmd->add_flag("--quick", args->quick, "short sweep for smoke runs and CI");
+  cmd->add_option("-m,--sizes", args->sizes, "MIN:MAX message sizes in bytes (K/M/G suffixes)");
+  cmd->add_option("-f,--factor", args->factor, "size step factor (default 2)");
+  cmd->add_option("-i,--iterations", args->iterations, "iteration cap per size");
+  cmd->add_option("-x,--warmup", args->warmup, "warm-up iterations per size");
+  cmd->add_option("--sync", args->sync, "barrier (OSU/IMB-comparable) | window (ReproMPI-style)");
+  cmd->add_option("--budget", args->budget, "time budget per size, seconds");
+  cmd->add_option("--precision", args->precision, "stop when the median's 95% CI half-width <= this fraction (0.02)");
+  cmd->add_option("--collectives,--benchmarks", args->benchmarks, "comma-separated benchmark names (default all)");
+  cmd->add_option("--dtypes", args->dtypes, "int32,float32,float64");
+  cmd->add_option("--op", args->op, "reduction: sum | max | min");
+  cmd->add_option("--levels", args->levels, "world,intra,inter");
+  cmd->add_option("--check", args->check, "validated iterations per size (0 disables)");
+  cmd->add_option("--window", args->window, "messages in flight for bandwidth benchmarks");
+  cmd->add_flag("--off-cache", args->off_cache, "rotate through buffers larger than the last-level cache");
+  cmd->add_flag("--in-place", args->in_place, "time the MPI_IN_PLACE form where one exists");
+  cmd->add_option("--memory", args->memory, "host | device (Kokkos memory space of the buffers)");
+  cmd->add_option("--wait", args->wait, "blocking | yield (default: yield when oversubscribed)");
+  cmd->add_option("--json", args->json, "also write the statistics as JSON to this file");
+  cmd->add_option("--test-corrupt-rank", args->corrupt_rank, "test hook: this rank corrupts what it receives")->group("");
+  cmd->callback([&ctx, args] {
+    if (args->suite != "comm") not_yet("sextant run --suite " + args->suite);
+    comm::Options options = comm_options(*args);
+    Runtime rt(ctx.argc, ctx.argv);
+    try {
+      std::unique_ptr<ResultsFile> results;
+      if (rt.is_root()) {
+        std::string path = args->output;
+        if (path.empty()) {
+          std::filesystem::create_directories("results");
+          path = "results/" + default_results_name(rt.machine().hostname);
+        }
+        results = std::make_unique<ResultsFile>(path, rt.provenance());
+        results->root().group("meta").set_attr("suite", args->suite);
+        std::cerr << "sextant: writing " << path << "\n";
+      }
+      long long wrong = comm::run_comm_suite(rt, options, results.get());
+      if (wrong > 0) {
+        if (rt.is_root()) std::cerr << "sextant: validation FAILED: " << wrong << " wrong values (see WRONG lines above)\n";
+        ctx.exit_code = 1;
+      }
+    } catch (const UsageError&) {
+      throw;  // raised identically on every rank before any measurement
+    } catch (const std::exception& e) {
+      if (rt.size() > 1) {
+        std::cerr << "sextant: rank " << rt.rank() << ": " << e.what() << "\n";
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      throw;
+    }
+  });
+}
+
+}  // namespace sextant::cli
