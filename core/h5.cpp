@@ -45,6 +45,7 @@ void check(herr_t status, const std::string& where, const std::string& what, int
 
 std::string join(const std::string& path, const std::string& child) {
   if (child.empty()) return path;
+  if (child.front() == '/') return child;  // absolute, e.g. group("/")
   return path == "/" ? "/" + child : path + "/" + child;
 }
 

@@ -70,25 +70,24 @@ std::string format_bytes(double bytes) {
     bytes /= 1024;
     ++u;
   }
+  // %.4g never switches to exponent notation below 1024.
   char buf[32];
-  if (bytes == std::floor(bytes))
-    std::snprintf(buf, sizeof buf, "%.0f %s", bytes, units[u]);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
+  std::snprintf(buf, sizeof buf, "%.4g %s", bytes, units[u]);
   return buf;
 }
 
 std::string format_seconds(double s) {
   char buf[32];
   double a = std::fabs(s);
+  // Four significant digits: no exponent notation within a unit's [1, 1000) range.
   if (a < 1e-6)
-    std::snprintf(buf, sizeof buf, "%.0f ns", s * 1e9);
+    std::snprintf(buf, sizeof buf, "%.4g ns", s * 1e9);
   else if (a < 1e-3)
-    std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+    std::snprintf(buf, sizeof buf, "%.4g us", s * 1e6);
   else if (a < 1)
-    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+    std::snprintf(buf, sizeof buf, "%.4g ms", s * 1e3);
   else
-    std::snprintf(buf, sizeof buf, "%.3g s", s);
+    std::snprintf(buf, sizeof buf, "%.4g s", s);
   return buf;
 }
 

@@ -21,8 +21,8 @@ ByteRange parse_byte_range(std::string_view text);
 // min, min*factor, ... <= max; factor > 1. A min of 0 yields 0 then 1, factor, ...
 std::vector<std::uint64_t> geometric_sizes(ByteRange range, double factor);
 
-std::string format_bytes(double bytes);        // "8 B", "64 KiB", "1.5 MiB"
-std::string format_seconds(double seconds);    // "812 ns", "3.42 us", "1.20 ms", "2.5 s"
+std::string format_bytes(double bytes);        // "8 B", "64 KiB", "1.5 MiB" (4 significant digits)
+std::string format_seconds(double seconds);    // "812 ns", "3.42 us", "1.2 ms", "2.5 s" (4 significant digits)
 
 // Splits "a,b,c" into {"a","b","c"}, dropping empty items.
 std::vector<std::string> split_list(std::string_view text, char sep = ',');

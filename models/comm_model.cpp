@@ -96,11 +96,13 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
     auto median = g.dataset("median").read_doubles();
     auto data_bytes = g.dataset("data_bytes").read_doubles();
     auto valid = g.dataset("valid").read_doubles();
+    if (median.size() != bytes.size() || data_bytes.size() != bytes.size() || valid.size() != bytes.size())
+      throw Error(g.where() + ": datasets bytes, median, data_bytes and valid differ in length");
     // Bandwidth benchmarks time a window of messages: model one message of the stream.
     double window = g.has_attr("window") ? std::max<double>(1, static_cast<double>(g.attr_int("window"))) : 1;
     std::vector<Point> pts;
     double ratio = 1;
-    for (std::size_t i = 0; i < bytes.size() && i < median.size(); ++i) {
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
       if (valid[i] < 1 || !(median[i] > 0)) continue;
       pts.push_back({bytes[i], median[i] / window});
       if (bytes[i] > 0) ratio = data_bytes[i] / bytes[i] / window;
@@ -137,6 +139,7 @@ CommModel CommModel::read(const std::string& model_path) {
   if (file.has("source")) {
     h5::Group src = file.group("source");
     m.source = read_provenance(src);
+    m.source.fields.erase("file");  // the results path, kept apart from its provenance
     if (src.has_attr("file")) m.source_file = src.attr_string("file");
   }
   for_each_comm_group(file, [&](const h5::Group& g, const std::string& level, const std::string& bench,

@@ -32,7 +32,7 @@ struct Options {
   std::size_t min_iterations = 10;
   std::size_t warmup = 10;
   SyncMode sync = SyncMode::barrier;
-  double budget_seconds = 0.5;      // per size
+  double budget_seconds = 0.25;     // per size
   double rel_ci_half_width = 0.02;
   std::vector<std::string> benchmarks;  // empty = all
   std::vector<Dtype> dtypes{Dtype::float32};

@@ -41,8 +41,14 @@ std::string rank_placement(MPI_Comm comm, const std::string& host) {
     std::string prev;
     int first = 0;
     auto flush = [&](int last) {
-      if (!out.empty()) out += ",";
-      out += prev + ":" + std::to_string(first) + (last > first ? "-" + std::to_string(last) : "");
+      if (!out.empty()) out += ',';
+      out += prev;
+      out += ':';
+      out += std::to_string(first);
+      if (last > first) {
+        out += '-';
+        out += std::to_string(last);
+      }
     };
     for (int r = 0; r < size; ++r) {
       std::string h(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
@@ -59,6 +65,15 @@ std::string rank_placement(MPI_Comm comm, const std::string& host) {
   out.resize(len);
   SEXTANT_MPI_CHECK(MPI_Bcast(out.data(), len, MPI_CHAR, 0, comm));
   return out;
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string cmd;
+  for (int i = 0; i < argc; ++i) {
+    if (i) cmd += ' ';
+    cmd += argv[i];
+  }
+  return cmd;
 }
 
 }  // namespace
@@ -176,8 +191,7 @@ Runtime::Runtime(int argc, char** argv) {
 
   auto lib = mpi_library();
   auto kk = kokkos_info();
-  std::string cmd;
-  for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
+  std::string cmd = command_line(argc, argv);
   auto& f = provenance_.fields;
   f["host"] = machine_.hostname;
   f["cpu_model"] = machine_.cpu_model;
@@ -206,16 +220,11 @@ Runtime::~Runtime() {
   MPI_Finalize();
 }
 
-}  // namespace sextant
-
-namespace sextant {
-
 Provenance local_provenance(int argc, char** argv) {
   Provenance p;
   auto m = read_machine_info();
   auto lib = mpi_library();
-  std::string cmd;
-  for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
+  std::string cmd = command_line(argc, argv);
   p.fields = {{"host", m.hostname},
               {"cpu_model", m.cpu_model},
               {"cores", std::to_string(m.usable_cpus)},

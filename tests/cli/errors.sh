@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Bad input: a clear one-line message naming the file, option or value, and the
+# documented exit status (2 usage, 1 runtime).
+source "$(dirname "$0")/../lib.sh"
+sextant=$1 python=$2 model=$3
+
+one_line() { [ "$(wc -l <<<"$err")" -eq 1 ] || fail "expected one line on stderr, got: $err"; }
+
+expect_rc 1 "$sextant" predict "$work/nosuch.h5"
+one_line; contains "$err" "$work/nosuch.h5"; contains "$err" "no such file"
+
+echo "not hdf5" > "$work/README.md"
+expect_rc 1 "$sextant" predict "$work/README.md"
+one_line; contains "$err" "$work/README.md"; contains "$err" "not an HDF5 file"
+
+cp "$model" "$work/v999.h5"
+"$python" -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); f['meta'].attrs['schema_version']=999" "$work/v999.h5"
+expect_rc 1 "$sextant" predict "$work/v999.h5"
+one_line; contains "$err" "$work/v999.h5"; contains "$err" "version 999"
+
+cp "$model" "$work/noschema.h5"
+"$python" -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); del f['meta'].attrs['schema']" "$work/noschema.h5"
+expect_rc 1 "$sextant" predict "$work/noschema.h5"
+one_line; contains "$err" "$work/noschema.h5"
+
+# Usage errors: exit 2, naming the option or value.
+expect_rc 2 "$sextant" run --suite comm --sizes 4M:1
+contains "$err" "4M:1"
+expect_rc 2 "$sextant" run --suite comm --sizes 12Q
+contains "$err" "12Q"
+expect_rc 2 "$sextant" run --suite comm --collectives allreduce,nosuch
+contains "$err" "nosuch"
+expect_rc 2 "$sextant" run --suite comm --dtypes float16
+contains "$err" "float16"
+expect_rc 2 "$sextant" run --suite comm --sync sometimes
+contains "$err" "sometimes"
+expect_rc 2 "$sextant" run --suite nosuch
+contains "$err" "nosuch"
+expect_rc 2 "$sextant" predict "$model" --op allreduce --bytes 8Q
+contains "$err" "8Q"
+expect_rc 2 "$sextant" frobnicate
+expect_rc 2 "$sextant" run --no-such-option
+
+# Runtime errors: exit 1.
+expect_rc 1 "$sextant" predict "$model" --op nosuch --bytes 8
+contains "$err" "nosuch"
+expect_rc 1 "$sextant" fit "$work/nosuch.h5"
+contains "$err" "$work/nosuch.h5"
+expect_rc 1 "$sextant" fit "$model"
+contains "$err" "expected 'sextant.results'"
+
+# Help on every subcommand.
+for sub in info run fit predict report; do
+  expect_rc 0 "$sextant" "$sub" --help
+  contains "$out" "$sub"
+done
+echo "errors: all cases behave"

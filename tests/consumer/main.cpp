@@ -1,0 +1,22 @@
+// consumer MODEL: predicts an 8-byte ping-pong and a 1 MiB allreduce.
+#include <cstdio>
+#include <exception>
+
+#include "sextant/models/comm_model.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: consumer MODEL\n");
+    return 2;
+  }
+  try {
+    auto model = sextant::model::CommModel::read(argv[1]);
+    auto ping = model.predict("pingpong", 8, 2, "world", "byte");
+    auto ar = model.predict("allreduce", 1 << 20, 2, "world", "float32");
+    std::printf("fits %zu\npingpong_8B_s %.9g\nallreduce_1MiB_s %.9g\n", model.fits.size(), ping.seconds, ar.seconds);
+    return ping.seconds > 0 && ar.seconds > ping.seconds ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "consumer: %s\n", e.what());
+    return 1;
+  }
+}

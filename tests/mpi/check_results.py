@@ -1,0 +1,81 @@
+"""Checks a comm-suite results file with h5py alone (independent of sextant's reader).
+
+usage: check_results.py FILE --ranks N [--all] [--oversubscribed] [--wrong] [--window]
+"""
+import argparse
+import math
+import sys
+
+import h5py
+import numpy as np
+
+ALL = ["pingpong", "bandwidth", "bibandwidth", "multi_latency", "multi_bandwidth", "barrier", "bcast",
+       "reduce", "allreduce", "allgather", "reduce_scatter", "alltoall", "gather", "scatter",
+       "iallreduce", "iallgather", "ireduce_scatter", "ialltoall", "ibcast"]
+PROVENANCE = ["host", "cpu_model", "cores", "mpi_library", "mpi_version", "kokkos_version", "kokkos_backend",
+              "compiler", "git_revision", "command_line", "date_utc", "rank_placement"]
+STATS = ["bytes", "count", "median", "ci_lo", "ci_hi", "min", "mean", "max", "p5", "p95", "p99", "cv",
+         "algbw", "busbw", "valid", "total", "wrong", "wrong_in_place", "stop_reason"]
+
+ap = argparse.ArgumentParser()
+ap.add_argument("file")
+ap.add_argument("--ranks", type=int, required=True)
+ap.add_argument("--all", action="store_true", help="every benchmark must be present")
+ap.add_argument("--oversubscribed", action="store_true")
+ap.add_argument("--wrong", action="store_true", help="expect wrong values to be recorded")
+ap.add_argument("--window", action="store_true", help="window sync: clock residual recorded")
+a = ap.parse_args()
+errors = []
+
+with h5py.File(a.file, "r") as f:
+    meta = f["meta"].attrs
+    if meta["schema"] != "sextant.results" or int(meta["schema_version"]) != 1:
+        errors.append("bad schema in /meta")
+    errors += [f"/meta lacks {k}" for k in PROVENANCE if k not in meta]
+    if int(meta["ranks"]) != a.ranks:
+        errors.append(f"/meta ranks {meta['ranks']} != {a.ranks}")
+    found = set()
+    total_wrong = 0
+    for level in f["comm"]:
+        for bench in f["comm"][level]:
+            for dtype in f["comm"][level][bench]:
+                g = f["comm"][level][bench][dtype]
+                where = g.name
+                found.add(bench)
+                n = len(g["bytes"])
+                if n == 0:
+                    errors.append(f"{where}: no sizes")
+                for k in STATS:
+                    if k not in g or len(g[k]) != n:
+                        errors.append(f"{where}: dataset {k} missing or of wrong length")
+                if bool(g.attrs["oversubscribed"]) != a.oversubscribed:
+                    errors.append(f"{where}: oversubscribed attribute is {g.attrs['oversubscribed']}")
+                total = g["total"][()]
+                valid = g["valid"][()]
+                med, lo, hi = g["median"][()], g["ci_lo"][()], g["ci_hi"][()]
+                for i in range(n):
+                    s = g["samples"][f"{i:03d}"]
+                    if s.shape != (total[i], int(g.attrs["ranks"])):
+                        errors.append(f"{where}: samples/{i:03d} shape {s.shape} != ({total[i]}, ranks)")
+                    if valid[i] < 1 or not (lo[i] <= med[i] <= hi[i]) or not med[i] > 0:
+                        errors.append(f"{where}: size {i}: median {med[i]} CI [{lo[i]}, {hi[i]}] valid {valid[i]}")
+                    # the stored median is the median of the max-over-ranks of valid iterations
+                    t = np.asarray(s)
+                    ok = ~np.isnan(t).any(axis=1)
+                    coll = t[ok].max(axis=1)
+                    if len(coll) != valid[i] or not math.isclose(np.median(coll), med[i], rel_tol=1e-9):
+                        errors.append(f"{where}: size {i}: median not reproducible from samples")
+                if a.window and not (g["clock_residual"][()] >= 0).all():
+                    errors.append(f"{where}: clock residual missing")
+                total_wrong += int(g["wrong"][()].sum() + g["wrong_in_place"][()].sum())
+    if a.all:
+        errors += [f"benchmark {b} missing" for b in ALL if b not in found]
+    if a.wrong and total_wrong == 0:
+        errors.append("expected wrong values recorded, found none")
+    if not a.wrong and total_wrong != 0:
+        errors.append(f"{total_wrong} wrong values recorded")
+
+for e in errors[:30]:
+    print("FAIL:", e, file=sys.stderr)
+print(f"{a.file}: {len(found)} benchmarks checked, {len(errors)} problems")
+sys.exit(1 if errors else 0)

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# comm_run.sh SEXTANT PYTHON RANKS OUT.h5 [check_results options --] [sextant run options]
+# Runs the comm suite under mpiexec.mpich and checks the file with h5py alone.
+source "$(dirname "$0")/../lib.sh"
+sextant=$1 python=$2 ranks=$3 output=$4; shift 4
+checks=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do checks+=("$1"); shift; done
+[ $# -gt 0 ] && shift
+want=0
+for c in "${checks[@]}"; do [ "$c" = "--wrong" ] && want=1; done
+mkdir -p "$(dirname "$output")"
+start=$(date +%s)
+expect_rc $want timeout 280 mpiexec.mpich -n "$ranks" "$sextant" run --suite comm -o "$output" "$@"
+echo "$out" | head -40
+echo "elapsed $(( $(date +%s) - start )) s"
+over=0
+for c in "${checks[@]}"; do [ "$c" = "--oversubscribed" ] && over=1; done
+if [ $over = 1 ]; then contains "$err" "oversubscribed, timings are not meaningful"; fi
+if [ $want = 1 ]; then contains "$err" "WRONG rank"; contains "$err" "validation FAILED"; fi
+"$python" "$(dirname "$0")/check_results.py" "$output" --ranks "$ranks" "${checks[@]}"

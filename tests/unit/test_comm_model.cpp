@@ -1,0 +1,244 @@
+// Tests of CommModel (models/comm_model.hpp) on synthetic results files written
+// with the real schema and the layout of suites/comm/harness.cpp write_results().
+#include "models/comm_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/h5.hpp"
+#include "core/schema.hpp"
+
+namespace {
+
+namespace h5 = sextant::h5;
+using sextant::model::CommFit;
+using sextant::model::CommModel;
+
+constexpr double KiB = 1024, MiB = 1024 * KiB;
+
+std::string tmp_path(const std::string& name) { return std::string(SEXTANT_TEST_TMPDIR) + "/comm_model_" + name; }
+
+// Known truth: eager 0.5 us + n / 5 GB/s up to 32 KiB, rendezvous 12 us + n / 10 GB/s above.
+double pingpong_time(double n) { return n <= 32 * KiB ? 0.5e-6 + n / 5e9 : 12e-6 + n / 10e9; }
+double bandwidth_message_time(double n) { return 2e-6 + n / 8e9; }
+double allreduce_time(double n) { return 5e-6 + n / 4e9; }
+
+struct Bench {
+  std::string level, name, dtype;
+  int ranks, window = 1;
+  double busbw_factor = 1;
+  bool oversubscribed = false;
+  std::function<double(double)> time;  // one operation (one message for windowed ones)
+};
+
+// One comm/<level>/<name>/<dtype> group as write_results() lays it out. Sizes 1 B ..
+// 16 MiB in powers of two, 1% deterministic noise; the 1-byte size is marked invalid
+// and given an absurd time, which the fit must ignore.
+void write_bench(h5::File& f, const Bench& b) {
+  h5::Group g = f.create_group("comm").create_group(b.level).create_group(b.name).create_group(b.dtype);
+  g.set_attr("ranks", std::int64_t{b.ranks});
+  g.set_attr("oversubscribed", std::int64_t{b.oversubscribed});
+  g.set_attr("busbw_factor", b.busbw_factor);
+  g.set_attr("window", std::int64_t{b.window});
+  std::vector<std::int64_t> bytes, valid;
+  std::vector<double> median, data_bytes;
+  for (int k = 0; k <= 24; ++k) {
+    double n = std::ldexp(1.0, k);
+    bytes.push_back(static_cast<std::int64_t>(n));
+    valid.push_back(k == 0 ? 0 : 50);
+    median.push_back(k == 0 ? 1.0 : b.window * b.time(n) * (1 + 0.01 * std::sin(2.3 * k)));
+    data_bytes.push_back(n * b.window);
+  }
+  g.write("bytes", bytes);
+  g.write("median", median);
+  g.write("data_bytes", data_bytes);
+  g.write("valid", valid);
+  g.create_group("samples");  // present in real files; must not be taken for a dtype
+}
+
+sextant::Provenance provenance() {
+  sextant::Provenance p;
+  p.fields = {{"host", "synthetic"}, {"mpi_library", "none"}};
+  p.environment = {{"UCX_TLS", "rc"}};
+  p.ranks = 4;
+  return p;
+}
+
+std::string write_results(const std::string& name, const std::vector<Bench>& benches) {
+  auto path = tmp_path(name);
+  h5::File f(path, h5::File::Mode::create_truncate);
+  sextant::write_meta(f, sextant::results_schema, provenance());
+  for (const auto& b : benches) write_bench(f, b);
+  return path;
+}
+
+std::string standard_results() {
+  return write_results("results.h5", {{"world", "pingpong", "byte", 2, 1, 1.0, false, pingpong_time},
+                                      {"world", "bandwidth", "byte", 2, 64, 1.0, false, bandwidth_message_time},
+                                      {"node", "allreduce", "float32", 4, 1, 1.5, true, allreduce_time}});
+}
+
+const CommFit& fit_of(const CommModel& m, const std::string& bench) {
+  for (const auto& f : m.fits)
+    if (f.benchmark == bench) return f;
+  throw std::runtime_error("no fit for " + bench);
+}
+
+TEST(CommModel, RecoversPiecewiseHockneyParameters) {
+  auto m = CommModel::fit_results(standard_results());
+  ASSERT_EQ(m.fits.size(), 3u);
+  EXPECT_EQ(m.source.fields, provenance().fields);
+  EXPECT_EQ(m.source.ranks, 4);
+
+  const CommFit& pp = fit_of(m, "pingpong");
+  EXPECT_EQ(pp.level, "world");
+  EXPECT_EQ(pp.dtype, "byte");
+  EXPECT_EQ(pp.ranks, 2);
+  EXPECT_EQ(pp.bytes_min, 2.0);  // the invalid 1-byte size is not fitted
+  EXPECT_EQ(pp.bytes_max, 16 * MiB);
+  ASSERT_EQ(pp.fit.segments.size(), 2u);
+  const auto& eager = pp.fit.segments[0];
+  const auto& rndv = pp.fit.segments[1];
+  EXPECT_EQ(eager.hi_bytes, 32 * KiB);  // the breakpoint
+  EXPECT_EQ(rndv.lo_bytes, 64 * KiB);
+  EXPECT_NEAR(eager.alpha, 0.5e-6, 0.05e-6);
+  EXPECT_NEAR(1 / eager.beta, 5e9, 0.05 * 5e9);
+  EXPECT_NEAR(rndv.alpha, 12e-6, 1.2e-6);
+  EXPECT_NEAR(1 / rndv.beta, 10e9, 0.05 * 10e9);
+
+  const CommFit& ar = fit_of(m, "allreduce");
+  EXPECT_EQ(ar.level, "node");
+  EXPECT_EQ(ar.dtype, "float32");
+  EXPECT_EQ(ar.ranks, 4);
+  EXPECT_TRUE(ar.oversubscribed);
+  EXPECT_FALSE(pp.oversubscribed);
+  EXPECT_EQ(ar.busbw_factor, 1.5);
+  EXPECT_EQ(ar.fit.segments.size(), 1u);
+}
+
+TEST(CommModel, WindowedBenchmarkIsModelledPerMessage) {
+  auto m = CommModel::fit_results(standard_results());
+  const CommFit& bw = fit_of(m, "bandwidth");
+  ASSERT_EQ(bw.fit.segments.size(), 1u);
+  EXPECT_NEAR(bw.fit.segments[0].alpha, 2e-6, 0.2e-6);
+  EXPECT_NEAR(1 / bw.fit.segments[0].beta, 8e9, 0.05 * 8e9);
+  EXPECT_DOUBLE_EQ(bw.data_bytes_per_byte, 1.0);  // data_bytes counts the window too
+  auto p = m.predict("bandwidth", 1 * MiB, 2);
+  EXPECT_NEAR(p.seconds, bandwidth_message_time(MiB), 0.03 * bandwidth_message_time(MiB));
+}
+
+TEST(CommModel, PredictionsAndExtrapolationFlags) {
+  auto m = CommModel::fit_results(standard_results());
+  for (double n : {64.0, 4 * KiB, 256 * KiB, 8 * MiB}) {
+    auto p = m.predict("pingpong", n, 2);  // byte fits serve any requested dtype
+    EXPECT_NEAR(p.seconds, pingpong_time(n), 0.05 * pingpong_time(n)) << n;
+    EXPECT_FALSE(p.extrapolated_bytes) << n;
+    EXPECT_FALSE(p.extrapolated_ranks) << n;
+    EXPECT_LE(p.lo, p.seconds);
+    EXPECT_GE(p.hi, p.seconds);
+    EXPECT_DOUBLE_EQ(p.seconds, p.alpha_part + p.beta_part);
+    EXPECT_DOUBLE_EQ(p.busbw, n / p.seconds);
+  }
+  EXPECT_EQ(m.predict("pingpong", 1 * KiB, 2).segment, 0u);
+  EXPECT_EQ(m.predict("pingpong", 1 * MiB, 2).segment, 1u);
+  EXPECT_TRUE(m.predict("pingpong", 64 * MiB, 2).extrapolated_bytes);
+  EXPECT_TRUE(m.predict("pingpong", 1, 2).extrapolated_bytes);
+  auto other = m.predict("pingpong", 1 * KiB, 16);
+  EXPECT_TRUE(other.extrapolated_ranks);
+  EXPECT_FALSE(other.extrapolated_bytes);
+  EXPECT_FALSE(other.note.empty());
+
+  auto ar = m.predict("allreduce", 1 * MiB, 4, "node", "float32");
+  EXPECT_DOUBLE_EQ(ar.busbw, MiB / ar.seconds * 1.5);
+}
+
+TEST(CommModel, UnknownOperationListsWhatTheModelHas) {
+  auto m = CommModel::fit_results(standard_results());
+  try {
+    m.predict("alltoall", 1024, 2);
+    ADD_FAILURE() << "alltoall predicted";
+  } catch (const sextant::Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("alltoall"), std::string::npos) << msg;
+    for (const char* have : {"pingpong@world/byte", "bandwidth@world/byte", "allreduce@node/float32"})
+      EXPECT_NE(msg.find(have), std::string::npos) << msg;
+  }
+  EXPECT_THROW(m.predict("pingpong", 1024, 2, "node"), sextant::Error);                 // other level
+  EXPECT_THROW(m.predict("allreduce", 1024, 4, "node", "float64"), sextant::Error);  // other dtype
+}
+
+TEST(CommModel, ModelFileRoundTrip) {
+  auto results = standard_results();
+  auto m = CommModel::fit_results(results);
+  auto path = tmp_path("model.h5");
+  sextant::Provenance fitter;
+  fitter.fields = {{"host", "fitter"}};
+  m.write(path, fitter);
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  m.write(path, fitter);  // replacing an existing model works too
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+
+  auto back = CommModel::read(path);
+  EXPECT_EQ(back.source_file, results);
+  EXPECT_EQ(back.source.ranks, m.source.ranks);
+  EXPECT_EQ(back.source.environment, m.source.environment);
+  for (const auto& [k, v] : m.source.fields) EXPECT_EQ(back.source.fields[k], v) << k;
+  ASSERT_EQ(back.fits.size(), m.fits.size());
+  for (const auto& f : m.fits) {
+    const CommFit& g = fit_of(back, f.benchmark);
+    EXPECT_EQ(g.level, f.level);
+    EXPECT_EQ(g.dtype, f.dtype);
+    EXPECT_EQ(g.ranks, f.ranks);
+    EXPECT_EQ(g.oversubscribed, f.oversubscribed);
+    EXPECT_EQ(g.busbw_factor, f.busbw_factor);
+    EXPECT_EQ(g.bytes_min, f.bytes_min);
+    EXPECT_EQ(g.bytes_max, f.bytes_max);
+    ASSERT_EQ(g.fit.segments.size(), f.fit.segments.size());
+    for (double n : {2.0, 3000.0, 32 * KiB, 100 * KiB, 16 * MiB, 1e9}) {
+      auto a = m.predict(f.benchmark, n, f.ranks, f.level, f.dtype);
+      auto b = back.predict(f.benchmark, n, f.ranks, f.level, f.dtype);
+      EXPECT_EQ(a.seconds, b.seconds) << f.benchmark << " " << n;
+      EXPECT_EQ(a.lo, b.lo);
+      EXPECT_EQ(a.hi, b.hi);
+      EXPECT_EQ(a.busbw, b.busbw);
+      EXPECT_EQ(a.segment, b.segment);
+    }
+  }
+  // The model file is of the model schema; the results file is not.
+  EXPECT_THROW(CommModel::read(results), sextant::Error);
+}
+
+void expect_fit_rejected(const std::string& path) {
+  try {
+    CommModel::fit_results(path);
+    ADD_FAILURE() << path << " was fitted";
+  } catch (const sextant::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+TEST(CommModel, FitRejectsFilesWithNothingToFit) {
+  auto m = CommModel::fit_results(standard_results());
+  auto model_path = tmp_path("not_results.h5");
+  m.write(model_path, {});
+  expect_fit_rejected(model_path);
+  expect_fit_rejected(write_results("no_comm.h5", {}));
+  // Too few usable sizes: every size marked invalid.
+  auto invalid = write_results("all_invalid.h5", {{"world", "pingpong", "byte", 2, 1, 1.0, false, pingpong_time}});
+  {
+    h5::File f(invalid, h5::File::Mode::read_write);
+    f.group("comm").group("world").group("pingpong").group("byte").write("valid", std::vector<std::int64_t>(25, 0));
+  }
+  expect_fit_rejected(invalid);
+  expect_fit_rejected(tmp_path("absent.h5"));
+}
+
+}  // namespace

@@ -1,0 +1,389 @@
+#!/usr/bin/env python3
+"""Read sextant's HDF5 files from Python: results files and model files.
+
+Both file kinds carry a /meta group whose attributes name the schema
+("sextant.results" or "sextant.model") and its version, followed by the
+provenance of the run (host, cpu_model, mpi_library, ..., ranks) and a
+/meta/environment subgroup with one attribute per environment variable.
+This module reads schema version 1, the version written by sextant 0.1.
+
+    import sextant_files as sf
+
+    r = sf.open_results("results.h5")
+    for level, bench, dtype in r.benchmarks():
+        t = r.table(level, bench, dtype)      # {"bytes": array, "median": array, ..., "attrs": {...}}
+    s = r.samples("world", "pingpong", "byte", 0)   # [iterations, ranks] seconds, NaN = invalid
+
+    m = sf.open_model("model.h5")
+    p = m.predict("pingpong", 8)              # {"seconds": ..., "busbw": ..., ...}
+
+Any file that cannot be read as the expected kind raises SchemaError, whose
+message names the file and the problem.
+
+As a script, ``python3 sextant_files.py FILE`` prints a summary of a file of
+either kind.  Needs only numpy and h5py.
+"""
+
+import math
+import os
+import sys
+
+import h5py
+import numpy as np
+
+RESULTS_SCHEMA = "sextant.results"
+MODEL_SCHEMA = "sextant.model"
+SUPPORTED_VERSION = 1
+
+__all__ = ["SchemaError", "Results", "Model", "open_results", "open_model",
+           "RESULTS_SCHEMA", "MODEL_SCHEMA", "SUPPORTED_VERSION"]
+
+
+class SchemaError(Exception):
+    """A file is missing, not HDF5, or not of the expected schema and version."""
+
+
+# ---------------------------------------------------------------- helpers
+
+def _value(v):
+    """An HDF5 attribute value as a plain Python value (str, int, float, list)."""
+    if isinstance(v, bytes):
+        return v.decode("utf-8", errors="replace")
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind in "OSU":
+            return [_value(x) for x in v.tolist()]
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _attrs(obj):
+    return {k: _value(v) for k, v in obj.attrs.items()}
+
+
+def _read_dataset(ds):
+    """A dataset as a numpy array; strings come back as an object array of str."""
+    if h5py.check_string_dtype(ds.dtype) is not None:
+        return np.array(ds.asstr()[()], dtype=object)
+    return ds[()]
+
+
+def _open_checked(path, schema):
+    """Opens path read-only and checks /meta's schema name and version."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise SchemaError("%s: no such file" % path)
+    if not os.path.isfile(path):
+        raise SchemaError("%s: not a regular file" % path)
+    try:
+        is_hdf5 = h5py.is_hdf5(path)
+    except OSError as e:
+        raise SchemaError("%s: cannot read: %s" % (path, e)) from None
+    if not is_hdf5:
+        raise SchemaError("%s: not an HDF5 file (expected a %s file)" % (path, schema))
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        raise SchemaError("%s: cannot open as HDF5: %s" % (path, e)) from None
+    try:
+        if "meta" not in f or not isinstance(f["meta"], h5py.Group):
+            raise SchemaError("%s: not a %s file (no /meta group)" % (path, schema))
+        meta = f["meta"]
+        if "schema" not in meta.attrs or "schema_version" not in meta.attrs:
+            raise SchemaError("%s: not a %s file (/meta lacks schema/schema_version)" % (path, schema))
+        name = _value(meta.attrs["schema"])
+        if name != schema:
+            raise SchemaError("%s: is a '%s' file, expected '%s'" % (path, name, schema))
+        version = _value(meta.attrs["schema_version"])
+        if version != SUPPORTED_VERSION:
+            raise SchemaError("%s: %s schema version %s is not supported (this reader reads version %d)"
+                              % (path, schema, version, SUPPORTED_VERSION))
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def _read_meta(group):
+    """(attributes of group, attributes of group/environment)."""
+    env = _attrs(group["environment"]) if "environment" in group else {}
+    return _attrs(group), env
+
+
+def _comm_groups(f):
+    """Sorted (level, benchmark, dtype) of every /comm/<level>/<benchmark>/<dtype> group."""
+    out = []
+    comm = f.get("comm")
+    if not isinstance(comm, h5py.Group):
+        return out
+    for level, lg in comm.items():
+        if not isinstance(lg, h5py.Group):
+            continue
+        for bench, bg in lg.items():
+            if not isinstance(bg, h5py.Group):
+                continue
+            for dtype, dg in bg.items():
+                if isinstance(dg, h5py.Group):
+                    out.append((level, bench, dtype))
+    return sorted(out)
+
+
+def _fmt_bytes(n):
+    n = float(n)
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= scale:
+            return "%g %s" % (round(n / scale, 3), unit)
+    return "%g B" % n
+
+
+def _fmt_seconds(s):
+    a = abs(s)
+    if a < 1e-6:
+        return "%.0f ns" % (s * 1e9)
+    if a < 1e-3:
+        return "%.3g us" % (s * 1e6)
+    if a < 1:
+        return "%.3g ms" % (s * 1e3)
+    return "%.3g s" % s
+
+
+# ---------------------------------------------------------------- results
+
+class Results:
+    """A sextant.results file, open read-only.  Use as a context manager or call close()."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self._file = _open_checked(self.path, RESULTS_SCHEMA)
+        #: /meta attributes: schema, schema_version, ranks and provenance strings.
+        #: /meta/environment attributes: the recorded environment variables.
+        self.meta, self.environment = _read_meta(self._file["meta"])
+
+    def close(self):
+        self._file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "Results(%r)" % self.path
+
+    def benchmarks(self):
+        """Sorted list of (level, benchmark, dtype) tuples, one per benchmark group."""
+        return _comm_groups(self._file)
+
+    def _group(self, level, benchmark, dtype):
+        key = "comm/%s/%s/%s" % (level, benchmark, dtype)
+        g = self._file.get(key)
+        if not isinstance(g, h5py.Group):
+            have = ", ".join("/".join(b) for b in self.benchmarks())
+            raise KeyError("%s: no group /%s (the file has: %s)" % (self.path, key, have))
+        return g
+
+    def table(self, level, benchmark, dtype):
+        """Every 1-D dataset of the group (one entry per message size) as numpy
+        arrays keyed by name (bytes, median, busbw, valid, stop_reason, ...),
+        plus "attrs": the group's attributes as a dict.  Times are seconds,
+        bandwidths bytes/s."""
+        g = self._group(level, benchmark, dtype)
+        out = {}
+        for name, obj in g.items():
+            if isinstance(obj, h5py.Dataset) and obj.ndim == 1:
+                out[name] = _read_dataset(obj)
+        out["attrs"] = _attrs(g)
+        return out
+
+    def samples(self, level, benchmark, dtype, size_index):
+        """Raw per-rank times for the size_index-th message size: a 2-D array of
+        shape [iterations, ranks], seconds; NaN marks an invalid (late) sample.
+        Negative indices count from the last size."""
+        g = self._group(level, benchmark, dtype)
+        n = g["bytes"].shape[0] if "bytes" in g else len(g["samples"])
+        i = int(size_index)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("%s: size index %s out of range (%d sizes)" % (self.path, size_index, n))
+        return g["samples/%03d" % i][()]
+
+
+# ---------------------------------------------------------------- model
+
+_SEGMENT_FIELDS = ("lo_bytes", "hi_bytes", "alpha", "beta", "alpha_ci_lo", "alpha_ci_hi",
+                   "beta_ci_lo", "beta_ci_hi", "r2", "rms_rel_residual", "points")
+
+
+class Model:
+    """A sextant.model file, read completely when opened (it is small)."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        with _open_checked(self.path, MODEL_SCHEMA) as f:
+            #: /meta attributes (provenance of the fit) and /meta/environment.
+            self.meta, self.environment = _read_meta(f["meta"])
+            #: /source attributes: provenance of the results file fitted,
+            #: including "file" (its path); environment under "environment".
+            self.source = {}
+            if "source" in f:
+                self.source, src_env = _read_meta(f["source"])
+                self.source["environment"] = src_env
+            self._fits = {}
+            for key in _comm_groups(f):
+                g = f["comm/%s/%s/%s" % key]
+                fit = {"level": key[0], "benchmark": key[1], "dtype": key[2], "attrs": _attrs(g)}
+                missing = [n for n in _SEGMENT_FIELDS if n not in g]
+                if missing:
+                    raise SchemaError("%s: /comm/%s lacks dataset(s) %s" % (self.path, "/".join(key), ", ".join(missing)))
+                for n in _SEGMENT_FIELDS:
+                    fit[n] = np.asarray(g[n][()], dtype=float)
+                lengths = {len(fit[n]) for n in _SEGMENT_FIELDS}
+                if len(lengths) != 1 or 0 in lengths:
+                    raise SchemaError("%s: /comm/%s: segment datasets are empty or differ in length" % (self.path, "/".join(key)))
+                self._fits[key] = fit
+
+    def __repr__(self):
+        return "Model(%r)" % self.path
+
+    def fits(self):
+        """Sorted list of (level, benchmark, dtype) tuples, one per fitted benchmark."""
+        return sorted(self._fits)
+
+    def fit(self, benchmark, level="world", dtype="float32"):
+        """The fit as a dict: level, benchmark, dtype, "attrs" (view, ranks,
+        busbw_factor, data_bytes_per_byte, bytes_min, bytes_max, ...) and one
+        numpy array per segment field (lo_bytes, hi_bytes, alpha, beta, ...); dtype falls back to
+        "byte" for untyped benchmarks.  Raises KeyError if there is none."""
+        for d in (dtype, "byte"):
+            f = self._fits.get((level, benchmark, d))
+            if f is not None:
+                return f
+        have = ", ".join("%s@%s/%s" % (b, lv, d) for lv, b, d in self.fits())
+        raise KeyError("%s: no model for '%s' at level '%s' with dtype '%s' (the model has: %s)"
+                       % (self.path, benchmark, level, dtype, have))
+
+    @staticmethod
+    def _segment_for(lo, hi, n):
+        """Index of the segment used for n bytes (as sextant's segment_for)."""
+        if n <= hi[0]:
+            return 0  # inside the first segment or below the fitted range
+        for i in range(1, len(lo)):
+            if n > hi[i]:
+                continue
+            if n >= lo[i]:
+                return i
+            # In the gap between two segments: nearest on a log scale, i.e. the
+            # boundary is the geometric mean of the two range ends.
+            left, right = hi[i - 1], lo[i]
+            boundary = math.sqrt(left * right) if left > 0 else 0.5 * (left + right)
+            return i - 1 if n <= boundary else i
+        return len(lo) - 1  # above the fitted range
+
+    def predict(self, benchmark, nbytes, level="world", dtype="float32"):
+        """Predicted time of one operation of nbytes (in the benchmark's size unit).
+
+        Returns a dict: seconds (= alpha_part + beta_part), alpha_part, beta_part,
+        busbw (bytes/s), segment (0-based index of the segment used), extrapolated
+        (nbytes outside the fitted [bytes_min, bytes_max]) and dtype (of the fit
+        used).  The prediction holds for the number of ranks the fit was made at
+        (fit(...)["attrs"]["ranks"])."""
+        n = float(nbytes)
+        if not (math.isfinite(n) and n >= 0):
+            raise ValueError("predict: message size must be non-negative and finite, got %r" % (nbytes,))
+        f = self.fit(benchmark, level, dtype)
+        a = f["attrs"]
+        i = self._segment_for(f["lo_bytes"], f["hi_bytes"], n)
+        alpha_part = float(f["alpha"][i])
+        beta_part = float(f["beta"][i]) * n
+        seconds = alpha_part + beta_part
+        busbw = n * a["data_bytes_per_byte"] / seconds * a["busbw_factor"] if seconds > 0 else 0.0
+        return {
+            "seconds": seconds,
+            "alpha_part": alpha_part,
+            "beta_part": beta_part,
+            "busbw": busbw,
+            "segment": i,
+            "extrapolated": bool(n < a["bytes_min"] or n > a["bytes_max"]),
+            "dtype": f["dtype"],
+        }
+
+
+def open_results(path):
+    """Opens a sextant.results file (schema version 1); raises SchemaError."""
+    return Results(path)
+
+
+def open_model(path):
+    """Opens a sextant.model file (schema version 1); raises SchemaError."""
+    return Model(path)
+
+
+# ---------------------------------------------------------------- script
+
+_META_SHOWN = ("host", "cpu_model", "mpi_library", "mpi_version", "kokkos_version", "kokkos_backend",
+               "compiler", "git_revision", "date_utc", "rank_placement", "ranks")
+
+
+def _print_meta(meta):
+    for k in _META_SHOWN:
+        if k in meta:
+            print("  %-15s %s" % (k, meta[k]))
+
+
+def _summary(path):
+    path = os.fspath(path)
+    kind = None
+    if os.path.isfile(path) and h5py.is_hdf5(path):
+        with h5py.File(path, "r") as f:
+            if "meta" in f and "schema" in f["meta"].attrs:
+                kind = _value(f["meta"].attrs["schema"])
+    if kind == MODEL_SCHEMA:
+        m = open_model(path)
+        print("%s: %s version %s" % (path, kind, m.meta.get("schema_version")))
+        _print_meta(m.meta)
+        print("  fitted from     %s" % m.source.get("file", "?"))
+        print("%-16s %-6s %-8s %5s %3s %10s %10s  %s" % ("benchmark", "level", "dtype", "ranks", "seg",
+                                                       "alpha(us)", "bw(GB/s)", "bytes"))
+        for level, bench, dtype in m.fits():
+            f = m._fits[(level, bench, dtype)]
+            a = f["attrs"]
+            beta = f["beta"][-1]
+            print("%-16s %-6s %-8s %5d %3d %10.3f %10.3f  %s .. %s" % (
+                bench, level, dtype, a["ranks"], len(f["alpha"]), f["alpha"][0] * 1e6,
+                1e-9 / beta if beta > 0 else 0.0, _fmt_bytes(a["bytes_min"]), _fmt_bytes(a["bytes_max"])))
+    else:  # results, or let open_results explain what is wrong
+        with open_results(path) as r:
+            print("%s: %s version %s" % (path, r.meta["schema"], r.meta.get("schema_version")))
+            _print_meta(r.meta)
+            print("%-16s %-6s %-8s %5s %5s %17s %12s %12s" % ("benchmark", "level", "dtype", "ranks", "sizes",
+                                                            "bytes", "min median", "max busbw"))
+            for level, bench, dtype in r.benchmarks():
+                t = r.table(level, bench, dtype)
+                b, med, bw = t["bytes"], t["median"], t["busbw"]
+                if len(b) == 0:
+                    continue
+                rng = "%s..%s" % (_fmt_bytes(b.min()), _fmt_bytes(b.max()))
+                ok = med[np.isfinite(med)]
+                print("%-16s %-6s %-8s %5d %5d %17s %12s %8.3f GB/s" % (
+                    bench, level, dtype, t["attrs"].get("ranks", 0), len(b), rng,
+                    _fmt_seconds(ok.min()) if ok.size else "-", np.nanmax(bw) / 1e9 if np.isfinite(bw).any() else 0.0))
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1 or argv[0] in ("-h", "--help"):
+        print("usage: sextant_files.py FILE   (a sextant results or model file)", file=sys.stderr)
+        return 2
+    try:
+        _summary(argv[0])
+    except SchemaError as e:
+        print("sextant_files: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
