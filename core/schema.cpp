@@ -41,6 +41,12 @@ Provenance read_provenance(const h5::Group& meta) {
   return p;
 }
 
+std::string rank_group(long long ranks) {
+  std::string name = std::to_string(ranks);
+  name.insert(name.begin(), 'p');
+  return name;
+}
+
 h5::File open_checked(const std::string& path, const Schema& schema, h5::File::Mode mode) {
   h5::File file(path, mode);
   if (!file.has("meta"))

@@ -34,6 +34,9 @@ const std::vector<std::string>& provenance_field_names();
 void write_meta(h5::Group& root, const Schema& schema, const Provenance& provenance);
 Provenance read_provenance(const h5::Group& meta);
 
+// Name of the group holding one communicator size: "p4" for 4 ranks.
+std::string rank_group(long long ranks);
+
 // Opens a file and checks that it is of this schema and version, with the required
 // objects. Every failure says which file and what is wrong, on one line.
 h5::File open_checked(const std::string& path, const Schema& schema,

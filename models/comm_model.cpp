@@ -13,7 +13,7 @@
 namespace sextant::model {
 namespace {
 
-// Walks comm/<level>/<benchmark>/<dtype> groups.
+// Walks comm/<level>/<benchmark>/<dtype>/p<ranks> groups (one per rank count).
 template <class Fn>
 void for_each_comm_group(const h5::Group& root, Fn fn) {
   if (!root.has("comm")) return;
@@ -22,7 +22,11 @@ void for_each_comm_group(const h5::Group& root, Fn fn) {
     h5::Group lg = comm.group(level);
     for (const auto& bench : lg.children()) {
       h5::Group bg = lg.group(bench);
-      for (const auto& dtype : bg.children()) fn(bg.group(dtype), level, bench, dtype);
+      for (const auto& dtype : bg.children()) {
+        h5::Group dg = bg.group(dtype);
+        for (const auto& ranks : dg.children())
+          if (ranks.size() > 1 && ranks[0] == 'p') fn(dg.group(ranks), level, bench, dtype);
+      }
     }
   }
 }
@@ -160,7 +164,7 @@ void CommModel::write(const std::string& model_path, const Provenance& fit_prove
     for (const auto& [k, v] : source.environment) env.set_attr(k, v);
     h5::Group comm = file.create_group("comm");
     for (const auto& f : fits)
-      write_fit(comm.create_group(f.level).create_group(f.benchmark).create_group(f.dtype), f);
+      write_fit(comm.create_group(f.level).create_group(f.benchmark).create_group(f.dtype).create_group(rank_group(f.ranks)), f);
     file.flush();
   }
   std::error_code ec;

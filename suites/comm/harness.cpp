@@ -431,7 +431,7 @@ std::vector<std::uint64_t> sizes_for(const Benchmark& b, Dtype dtype, const Opti
 void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o, bool oversubscribed) {
   const auto& b = *r.benchmark;
   h5::Group g = file.group("comm/" + std::string(to_string(r.level)) + "/" + std::string(b.name) + "/" +
-                           std::string(info(r.dtype).name));
+                           std::string(info(r.dtype).name) + "/" + rank_group(r.ranks));
   g.set_attr("benchmark", std::string(b.name));
   g.set_attr("family", b.family == Family::pt2pt ? "pt2pt" : "collective");
   g.set_attr("nonblocking", std::int64_t{b.nonblocking});

@@ -78,7 +78,7 @@ struct BenchmarkResult {
 // on all ranks (the caller turns it into the exit status).
 long long run_comm_suite(Runtime& rt, const Options& options, ResultsFile* results);
 
-// Writes one benchmark's results under comm/<level>/<benchmark>/<dtype>.
+// Writes one benchmark's results under comm/<level>/<benchmark>/<dtype>/p<ranks>.
 void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o, bool oversubscribed);
 
 }  // namespace sextant::comm

@@ -39,8 +39,11 @@ with h5py.File(a.file, "r") as f:
     for level in f["comm"]:
         for bench in f["comm"][level]:
             for dtype in f["comm"][level][bench]:
-                g = f["comm"][level][bench][dtype]
+              for ranks in f["comm"][level][bench][dtype]:
+                g = f["comm"][level][bench][dtype][ranks]
                 where = g.name
+                if ranks != f"p{int(g.attrs['ranks'])}":
+                    errors.append(f"{where}: group name does not match ranks attribute {g.attrs['ranks']}")
                 found.add(bench)
                 n = len(g["bytes"])
                 if n == 0:

@@ -42,7 +42,7 @@ struct Bench {
 // 16 MiB in powers of two, 1% deterministic noise; the 1-byte size is marked invalid
 // and given an absurd time, which the fit must ignore.
 void write_bench(h5::File& f, const Bench& b) {
-  h5::Group g = f.create_group("comm").create_group(b.level).create_group(b.name).create_group(b.dtype);
+  h5::Group g = f.create_group("comm").create_group(b.level).create_group(b.name).create_group(b.dtype).create_group("p" + std::to_string(b.ranks));
   g.set_attr("ranks", std::int64_t{b.ranks});
   g.set_attr("oversubscribed", std::int64_t{b.oversubscribed});
   g.set_attr("busbw_factor", b.busbw_factor);
@@ -235,7 +235,7 @@ TEST(CommModel, FitRejectsFilesWithNothingToFit) {
   auto invalid = write_results("all_invalid.h5", {{"world", "pingpong", "byte", 2, 1, 1.0, false, pingpong_time}});
   {
     h5::File f(invalid, h5::File::Mode::read_write);
-    f.group("comm").group("world").group("pingpong").group("byte").write("valid", std::vector<std::int64_t>(25, 0));
+    f.group("comm").group("world").group("pingpong").group("byte").group("p2").write("valid", std::vector<std::int64_t>(25, 0));
   }
   expect_fit_rejected(invalid);
   expect_fit_rejected(tmp_path("absent.h5"));

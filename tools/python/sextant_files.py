@@ -7,15 +7,26 @@ provenance of the run (host, cpu_model, mpi_library, ..., ranks) and a
 /meta/environment subgroup with one attribute per environment variable.
 This module reads schema version 1, the version written by sextant 0.1.
 
+Benchmarks (results) and fits (model) live in
+/comm/<level>/<benchmark>/<dtype>/p<ranks> groups, one per communicator size,
+so that one file can hold the same benchmark at several rank counts (runs
+merged across node counts).  They are keyed by (level, benchmark, dtype,
+ranks) tuples, ranks an int.  Other top-level groups (e.g. /comm_pt2pt,
+/compute) are ignored.
+
     import sextant_files as sf
 
     r = sf.open_results("results.h5")
-    for level, bench, dtype in r.benchmarks():
-        t = r.table(level, bench, dtype)      # {"bytes": array, "median": array, ..., "attrs": {...}}
-    s = r.samples("world", "pingpong", "byte", 0)   # [iterations, ranks] seconds, NaN = invalid
+    for key in r.benchmarks():                # (level, benchmark, dtype, ranks)
+        t = r.table(*key)                     # {"bytes": array, "median": array, ..., "attrs": {...}}
+    s = r.samples("world", "pingpong", "byte", None, 0)   # [iterations, ranks] seconds, NaN = invalid
 
     m = sf.open_model("model.h5")
-    p = m.predict("pingpong", 8)              # {"seconds": ..., "busbw": ..., ...}
+    p = m.predict("pingpong", 8)              # {"seconds": ..., "busbw": ..., "ranks": ..., ...}
+    p = m.predict("allreduce", 1 << 20, ranks=64)   # nearest fitted rank count; see p["extrapolated_ranks"]
+
+Where ranks is None (the default), the only rank count present is used; a
+KeyError lists the rank counts when there are several.
 
 Any file that cannot be read as the expected kind raises SchemaError, whose
 message names the file and the problem.
@@ -26,6 +37,7 @@ either kind.  Needs only numpy and h5py.
 
 import math
 import os
+import re
 import sys
 
 import h5py
@@ -111,9 +123,17 @@ def _read_meta(group):
     return _attrs(group), env
 
 
-def _comm_groups(f):
-    """Sorted (level, benchmark, dtype) of every /comm/<level>/<benchmark>/<dtype> group."""
-    out = []
+_RANKS_GROUP = re.compile(r"p([1-9][0-9]*)")
+
+
+def _comm_groups(f, path):
+    """{(level, benchmark, dtype, ranks): HDF5 path} of every
+    /comm/<level>/<benchmark>/<dtype>/p<ranks> group.  Only /comm is walked;
+    other top-level groups are ignored, and so are children of a dtype group
+    that are not named p<ranks>.  Raises SchemaError for a dtype group in the
+    older layout (datasets directly in it, no p<ranks> group) and for a
+    p<ranks> group whose "ranks" attribute says otherwise."""
+    out = {}
     comm = f.get("comm")
     if not isinstance(comm, h5py.Group):
         return out
@@ -124,9 +144,54 @@ def _comm_groups(f):
             if not isinstance(bg, h5py.Group):
                 continue
             for dtype, dg in bg.items():
-                if isinstance(dg, h5py.Group):
-                    out.append((level, bench, dtype))
-    return sorted(out)
+                if not isinstance(dg, h5py.Group):
+                    continue
+                where = "/comm/%s/%s/%s" % (level, bench, dtype)
+                found = False
+                for name, rg in dg.items():
+                    m = _RANKS_GROUP.fullmatch(name)
+                    if not (m and isinstance(rg, h5py.Group)):
+                        continue
+                    ranks = int(m.group(1))
+                    if "ranks" in rg.attrs:
+                        attr = _value(rg.attrs["ranks"])
+                        if attr != ranks:
+                            raise SchemaError("%s: %s/%s has ranks attribute %r, not %d"
+                                              % (path, where, name, attr, ranks))
+                    out[(level, bench, dtype, ranks)] = "%s/%s" % (where, name)
+                    found = True
+                if not found and any(isinstance(x, h5py.Dataset) for x in dg.values()):
+                    raise SchemaError("%s: %s holds datasets but no p<ranks> group: the layout before "
+                                      "/comm/<level>/<benchmark>/<dtype>/p<ranks>, which this reader "
+                                      "does not read" % (path, where))
+    return out
+
+
+def _key_str(key):
+    return "/".join(str(k) if i < 3 else "p%d" % k for i, k in enumerate(key))
+
+
+def _check_ranks(ranks):
+    """ranks as an int >= 1, or None."""
+    if ranks is None:
+        return None
+    if isinstance(ranks, bool) or not isinstance(ranks, (int, np.integer)) or ranks < 1:
+        raise ValueError("ranks must be a positive integer or None, got %r" % (ranks,))
+    return int(ranks)
+
+
+def _pick_ranks(path, what, available, ranks):
+    """The rank count to use among available (sorted ints) for a request of
+    ranks exactly (None: the only one present).  KeyError if there is none."""
+    if ranks is None:
+        if len(available) == 1:
+            return available[0]
+        raise KeyError("%s: %s is present at several rank counts (%s): pass ranks=" %
+                       (path, what, ", ".join(str(p) for p in available)))
+    if ranks in available:
+        return ranks
+    raise KeyError("%s: %s is not present at %d ranks (it is at: %s)"
+                   % (path, what, ranks, ", ".join(str(p) for p in available)))
 
 
 def _fmt_bytes(n):
@@ -159,6 +224,11 @@ class Results:
         #: /meta attributes: schema, schema_version, ranks and provenance strings.
         #: /meta/environment attributes: the recorded environment variables.
         self.meta, self.environment = _read_meta(self._file["meta"])
+        try:
+            self._groups = _comm_groups(self._file, self.path)
+        except BaseException:
+            self._file.close()
+            raise
 
     def close(self):
         self._file.close()
@@ -173,23 +243,31 @@ class Results:
         return "Results(%r)" % self.path
 
     def benchmarks(self):
-        """Sorted list of (level, benchmark, dtype) tuples, one per benchmark group."""
-        return _comm_groups(self._file)
+        """Sorted list of (level, benchmark, dtype, ranks) tuples, one per
+        benchmark group (ranks: the communicator size, an int)."""
+        return sorted(self._groups)
 
-    def _group(self, level, benchmark, dtype):
-        key = "comm/%s/%s/%s" % (level, benchmark, dtype)
-        g = self._file.get(key)
-        if not isinstance(g, h5py.Group):
-            have = ", ".join("/".join(b) for b in self.benchmarks())
-            raise KeyError("%s: no group /%s (the file has: %s)" % (self.path, key, have))
-        return g
+    def ranks(self, level, benchmark, dtype):
+        """Sorted rank counts at which the benchmark is present ([] if none)."""
+        return sorted(k[3] for k in self._groups if k[:3] == (level, benchmark, dtype))
 
-    def table(self, level, benchmark, dtype):
-        """Every 1-D dataset of the group (one entry per message size) as numpy
-        arrays keyed by name (bytes, median, busbw, valid, stop_reason, ...),
-        plus "attrs": the group's attributes as a dict.  Times are seconds,
-        bandwidths bytes/s."""
-        g = self._group(level, benchmark, dtype)
+    def _group(self, level, benchmark, dtype, ranks):
+        ranks = _check_ranks(ranks)
+        what = "/comm/%s/%s/%s" % (level, benchmark, dtype)
+        available = self.ranks(level, benchmark, dtype)
+        if not available:
+            have = ", ".join(_key_str(b) for b in self.benchmarks())
+            raise KeyError("%s: no group %s (the file has: %s)" % (self.path, what, have))
+        p = _pick_ranks(self.path, what, available, ranks)
+        return self._file[self._groups[(level, benchmark, dtype, p)]]
+
+    def table(self, level, benchmark, dtype, ranks=None):
+        """Every 1-D dataset of the /comm/<level>/<benchmark>/<dtype>/p<ranks>
+        group (one entry per message size) as numpy arrays keyed by name (bytes,
+        median, busbw, valid, stop_reason, ...), plus "attrs": the group's
+        attributes as a dict.  Times are seconds, bandwidths bytes/s.
+        ranks=None: the only rank count present (KeyError if several)."""
+        g = self._group(level, benchmark, dtype, ranks)
         out = {}
         for name, obj in g.items():
             if isinstance(obj, h5py.Dataset) and obj.ndim == 1:
@@ -197,11 +275,16 @@ class Results:
         out["attrs"] = _attrs(g)
         return out
 
-    def samples(self, level, benchmark, dtype, size_index):
+    def samples(self, level, benchmark, dtype, ranks=None, size_index=None):
         """Raw per-rank times for the size_index-th message size: a 2-D array of
         shape [iterations, ranks], seconds; NaN marks an invalid (late) sample.
-        Negative indices count from the last size."""
-        g = self._group(level, benchmark, dtype)
+        Negative indices count from the last size.  ranks=None: the only rank
+        count present (KeyError if several).  With a key from benchmarks():
+        samples(*key, size_index)."""
+        if size_index is None:
+            raise TypeError("samples() needs size_index: samples(level, benchmark, dtype, ranks, size_index)"
+                            " (ranks may be None)")
+        g = self._group(level, benchmark, dtype, ranks)
         n = g["bytes"].shape[0] if "bytes" in g else len(g["samples"])
         i = int(size_index)
         if i < 0:
@@ -232,38 +315,51 @@ class Model:
                 self.source, src_env = _read_meta(f["source"])
                 self.source["environment"] = src_env
             self._fits = {}
-            for key in _comm_groups(f):
-                g = f["comm/%s/%s/%s" % key]
-                fit = {"level": key[0], "benchmark": key[1], "dtype": key[2], "attrs": _attrs(g)}
+            for key, where in _comm_groups(f, self.path).items():
+                g = f[where]
+                fit = {"level": key[0], "benchmark": key[1], "dtype": key[2], "ranks": key[3],
+                       "attrs": _attrs(g)}
                 missing = [n for n in _SEGMENT_FIELDS if n not in g]
                 if missing:
-                    raise SchemaError("%s: /comm/%s lacks dataset(s) %s" % (self.path, "/".join(key), ", ".join(missing)))
+                    raise SchemaError("%s: %s lacks dataset(s) %s" % (self.path, where, ", ".join(missing)))
                 for n in _SEGMENT_FIELDS:
                     fit[n] = np.asarray(g[n][()], dtype=float)
                 lengths = {len(fit[n]) for n in _SEGMENT_FIELDS}
                 if len(lengths) != 1 or 0 in lengths:
-                    raise SchemaError("%s: /comm/%s: segment datasets are empty or differ in length" % (self.path, "/".join(key)))
+                    raise SchemaError("%s: %s: segment datasets are empty or differ in length" % (self.path, where))
                 self._fits[key] = fit
 
     def __repr__(self):
         return "Model(%r)" % self.path
 
     def fits(self):
-        """Sorted list of (level, benchmark, dtype) tuples, one per fitted benchmark."""
+        """Sorted list of (level, benchmark, dtype, ranks) tuples, one per fit."""
         return sorted(self._fits)
 
-    def fit(self, benchmark, level="world", dtype="float32"):
-        """The fit as a dict: level, benchmark, dtype, "attrs" (view, ranks,
-        busbw_factor, data_bytes_per_byte, bytes_min, bytes_max, ...) and one
-        numpy array per segment field (lo_bytes, hi_bytes, alpha, beta, ...); dtype falls back to
-        "byte" for untyped benchmarks.  Raises KeyError if there is none."""
+    def _candidates(self, level, benchmark, dtype):
+        """(dtype used, sorted rank counts) of the fits of benchmark at level with
+        dtype, falling back to "byte" for untyped benchmarks; KeyError if none."""
         for d in (dtype, "byte"):
-            f = self._fits.get((level, benchmark, d))
-            if f is not None:
-                return f
-        have = ", ".join("%s@%s/%s" % (b, lv, d) for lv, b, d in self.fits())
+            have = sorted(k[3] for k in self._fits if k[:3] == (level, benchmark, d))
+            if have:
+                return d, have
+        names = sorted({"%s@%s/%s" % (b, lv, d) for lv, b, d, _ in self._fits})
         raise KeyError("%s: no model for '%s' at level '%s' with dtype '%s' (the model has: %s)"
-                       % (self.path, benchmark, level, dtype, have))
+                       % (self.path, benchmark, level, dtype, ", ".join(names)))
+
+    def fit(self, level, benchmark, dtype, ranks=None):
+        """The fit of /comm/<level>/<benchmark>/<dtype>/p<ranks> as a dict:
+        level, benchmark, dtype, ranks, "attrs" (view, ranks, busbw_factor,
+        data_bytes_per_byte, bytes_min, bytes_max, ...) and one numpy array per
+        segment field (lo_bytes, hi_bytes, alpha, beta, ...).  dtype falls back
+        to "byte" for untyped benchmarks.  ranks=None: the only rank count
+        present; there is no nearest-rank fallback here (see predict).  Raises
+        KeyError if there is no such fit.  With a key from fits(): fit(*key)."""
+        ranks = _check_ranks(ranks)
+        d, have = self._candidates(level, benchmark, dtype)
+        p = _pick_ranks(self.path, "the model of '%s' at level '%s' with dtype '%s'" % (benchmark, level, d),
+                        have, ranks)
+        return self._fits[(level, benchmark, d, p)]
 
     @staticmethod
     def _segment_for(lo, hi, n):
@@ -282,18 +378,32 @@ class Model:
             return i - 1 if n <= boundary else i
         return len(lo) - 1  # above the fitted range
 
-    def predict(self, benchmark, nbytes, level="world", dtype="float32"):
-        """Predicted time of one operation of nbytes (in the benchmark's size unit).
+    def predict(self, benchmark, nbytes, level="world", dtype="float32", ranks=None):
+        """Predicted time of one operation of nbytes (in the benchmark's size unit)
+        on ranks ranks.
+
+        ranks=None uses the only rank count fitted (KeyError if there are
+        several).  Otherwise the fit at exactly that rank count is used if there
+        is one, else the fit at the nearest rank count (absolute difference;
+        a tie goes to the smaller count), unscaled: the direct view does not
+        scale with ranks.
 
         Returns a dict: seconds (= alpha_part + beta_part), alpha_part, beta_part,
         busbw (bytes/s), segment (0-based index of the segment used), extrapolated
-        (nbytes outside the fitted [bytes_min, bytes_max]) and dtype (of the fit
-        used).  The prediction holds for the number of ranks the fit was made at
-        (fit(...)["attrs"]["ranks"])."""
+        (nbytes outside the fitted [bytes_min, bytes_max]), dtype and ranks (of
+        the fit used) and extrapolated_ranks (ranks was given and differs from
+        the fitted rank count)."""
         n = float(nbytes)
         if not (math.isfinite(n) and n >= 0):
             raise ValueError("predict: message size must be non-negative and finite, got %r" % (nbytes,))
-        f = self.fit(benchmark, level, dtype)
+        ranks = _check_ranks(ranks)
+        d, have = self._candidates(level, benchmark, dtype)
+        if ranks is None:
+            p = _pick_ranks(self.path, "the model of '%s' at level '%s' with dtype '%s'" % (benchmark, level, d),
+                            have, None)
+        else:
+            p = min(have, key=lambda q: (abs(q - ranks), q))
+        f = self._fits[(level, benchmark, d, p)]
         a = f["attrs"]
         i = self._segment_for(f["lo_bytes"], f["hi_bytes"], n)
         alpha_part = float(f["alpha"][i])
@@ -308,6 +418,8 @@ class Model:
             "segment": i,
             "extrapolated": bool(n < a["bytes_min"] or n > a["bytes_max"]),
             "dtype": f["dtype"],
+            "ranks": f["ranks"],
+            "extrapolated_ranks": ranks is not None and ranks != f["ranks"],
         }
 
 
@@ -347,12 +459,12 @@ def _summary(path):
         print("  fitted from     %s" % m.source.get("file", "?"))
         print("%-16s %-6s %-8s %5s %3s %10s %10s  %s" % ("benchmark", "level", "dtype", "ranks", "seg",
                                                        "alpha(us)", "bw(GB/s)", "bytes"))
-        for level, bench, dtype in m.fits():
-            f = m._fits[(level, bench, dtype)]
+        for level, bench, dtype, ranks in m.fits():
+            f = m.fit(level, bench, dtype, ranks)
             a = f["attrs"]
             beta = f["beta"][-1]
             print("%-16s %-6s %-8s %5d %3d %10.3f %10.3f  %s .. %s" % (
-                bench, level, dtype, a["ranks"], len(f["alpha"]), f["alpha"][0] * 1e6,
+                bench, level, dtype, ranks, len(f["alpha"]), f["alpha"][0] * 1e6,
                 1e-9 / beta if beta > 0 else 0.0, _fmt_bytes(a["bytes_min"]), _fmt_bytes(a["bytes_max"])))
     else:  # results, or let open_results explain what is wrong
         with open_results(path) as r:
@@ -360,15 +472,15 @@ def _summary(path):
             _print_meta(r.meta)
             print("%-16s %-6s %-8s %5s %5s %17s %12s %12s" % ("benchmark", "level", "dtype", "ranks", "sizes",
                                                             "bytes", "min median", "max busbw"))
-            for level, bench, dtype in r.benchmarks():
-                t = r.table(level, bench, dtype)
+            for level, bench, dtype, ranks in r.benchmarks():
+                t = r.table(level, bench, dtype, ranks)
                 b, med, bw = t["bytes"], t["median"], t["busbw"]
                 if len(b) == 0:
                     continue
                 rng = "%s..%s" % (_fmt_bytes(b.min()), _fmt_bytes(b.max()))
                 ok = med[np.isfinite(med)]
                 print("%-16s %-6s %-8s %5d %5d %17s %12s %8.3f GB/s" % (
-                    bench, level, dtype, t["attrs"].get("ranks", 0), len(b), rng,
+                    bench, level, dtype, ranks, len(b), rng,
                     _fmt_seconds(ok.min()) if ok.size else "-", np.nanmax(bw) / 1e9 if np.isfinite(bw).any() else 0.0))
 
 
