@@ -289,6 +289,13 @@ std::vector<std::string> Group::children() const {
   return names;
 }
 
+void Group::copy(const std::string& name, Group& destination, const std::string& destination_name) const {
+  Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl.id(), 1);
+  check(H5Ocopy(id(), name.c_str(), destination.id(), destination_name.c_str(), H5P_DEFAULT, lcpl.id()),
+        where(name), "cannot copy to " + destination.where(destination_name), 0);
+}
+
 namespace {
 template <class T>
 Dataset write_numeric(Group& g, const std::string& name, const std::vector<T>& data,

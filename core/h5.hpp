@@ -92,6 +92,9 @@ class Group : public Object {
   Group create_group(const std::string& name);          // open if it exists
   Dataset dataset(const std::string& name) const;      // open; throws naming it if missing
   std::vector<std::string> children() const;           // names, in creation/alpha order
+  // Copies the object at `name` (below this group), attributes and all, to
+  // `destination_name` below `destination`, creating missing intermediate groups.
+  void copy(const std::string& name, Group& destination, const std::string& destination_name) const;
 
   // Datasets, written whole. dims empty = 1-D of data.size(); else row-major shape.
   Dataset write(const std::string& name, const std::vector<double>& data,

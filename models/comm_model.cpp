@@ -15,9 +15,9 @@ namespace {
 
 // Walks comm/<level>/<benchmark>/<dtype>/p<ranks> groups (one per rank count).
 template <class Fn>
-void for_each_comm_group(const h5::Group& root, Fn fn) {
-  if (!root.has("comm")) return;
-  h5::Group comm = root.group("comm");
+void for_each_comm_group(const h5::Group& root, const std::string& top, Fn fn) {
+  if (!root.has(top)) return;
+  h5::Group comm = root.group(top);
   for (const auto& level : comm.children()) {
     h5::Group lg = comm.group(level);
     for (const auto& bench : lg.children()) {
@@ -37,6 +37,7 @@ void write_fit(h5::Group g, const CommFit& f) {
   g.set_attr("oversubscribed", std::int64_t{f.oversubscribed});
   g.set_attr("busbw_factor", f.busbw_factor);
   g.set_attr("data_bytes_per_byte", f.data_bytes_per_byte);
+  g.set_attr("size_unit", f.size_unit);
   g.set_attr("bytes_min", f.bytes_min);
   g.set_attr("bytes_max", f.bytes_max);
   g.set_attr("criterion", f.fit.criterion);
@@ -69,6 +70,7 @@ CommFit read_fit(const h5::Group& g, const std::string& level, const std::string
   f.oversubscribed = g.attr_int("oversubscribed") != 0;
   f.busbw_factor = g.attr_double("busbw_factor");
   f.data_bytes_per_byte = g.attr_double("data_bytes_per_byte");
+  f.size_unit = g.attr_string("size_unit");
   f.bytes_min = g.attr_double("bytes_min");
   f.bytes_max = g.attr_double("bytes_max");
   f.fit.criterion = g.attr_double("criterion");
@@ -87,53 +89,148 @@ CommFit read_fit(const h5::Group& g, const std::string& level, const std::string
   return f;
 }
 
+void write_algorithm_fit(h5::Group g, const AlgorithmFit& a) {
+  g.set_attr("view", "algorithm");
+  g.set_attr("ranks", std::int64_t{a.ranks});
+  g.set_attr("size_unit", a.size_unit);
+  g.set_attr("gamma", a.gamma);
+  g.set_attr("link", "pingpong");
+  g.set_attr("link_ranks", std::int64_t{a.link_ranks});
+  std::vector<double> lo, hi, cal, err;
+  std::vector<std::string> names;
+  for (const auto& r : a.ranges) {
+    lo.push_back(r.lo_bytes);
+    hi.push_back(r.hi_bytes);
+    cal.push_back(r.calibration);
+    err.push_back(r.median_abs_error);
+    names.push_back(r.algorithm);
+  }
+  g.write("lo_bytes", lo);
+  g.write("hi_bytes", hi);
+  g.write("algorithm", names);
+  g.write("calibration", cal);
+  g.write("median_abs_error", err);
+}
+
+AlgorithmFit read_algorithm_fit(const h5::Group& g, const std::string& level, const std::string& bench,
+                                const std::string& dtype) {
+  AlgorithmFit a;
+  a.benchmark = bench;
+  a.level = level;
+  a.dtype = dtype;
+  a.ranks = static_cast<int>(g.attr_int("ranks"));
+  a.size_unit = g.attr_string("size_unit");
+  a.gamma = g.attr_double("gamma");
+  a.link_ranks = static_cast<int>(g.attr_int("link_ranks"));
+  auto lo = g.dataset("lo_bytes").read_doubles(), hi = g.dataset("hi_bytes").read_doubles();
+  auto cal = g.dataset("calibration").read_doubles(), err = g.dataset("median_abs_error").read_doubles();
+  auto names = g.dataset("algorithm").read_strings();
+  if (hi.size() != lo.size() || cal.size() != lo.size() || err.size() != lo.size() || names.size() != lo.size())
+    throw Error(g.where() + ": range datasets differ in length");
+  for (std::size_t i = 0; i < lo.size(); ++i) {
+    if (!find_algorithm(base_op(bench), names[i]))
+      throw Error(g.where() + ": unknown algorithm '" + names[i] + "' for " + bench);
+    a.ranges.push_back({lo[i], hi[i], names[i], cal[i], err[i]});
+  }
+  return a;
+}
+
+// The range that covers bytes, else the nearest on a log scale.
+const AlgorithmRange& range_for(const AlgorithmFit& a, double bytes) {
+  const AlgorithmRange* best = &a.ranges.front();
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const auto& r : a.ranges) {
+    if (bytes >= r.lo_bytes && bytes <= r.hi_bytes) return r;
+    double d = std::min(std::fabs(std::log1p(bytes) - std::log1p(r.lo_bytes)),
+                        std::fabs(std::log1p(bytes) - std::log1p(r.hi_bytes)));
+    if (d < best_d) {
+      best_d = d;
+      best = &r;
+    }
+  }
+  return *best;
+}
+
 }  // namespace
 
-CommModel CommModel::fit_results(const std::string& results_path, const FitOptions& options) {
+std::vector<MeasuredGroup> read_comm_results(const std::string& results_path, Provenance* provenance) {
   h5::File file = open_checked(results_path, results_schema);
-  CommModel m;
-  m.source = read_provenance(file.group("meta"));
-  m.source_file = results_path;
-  for_each_comm_group(file, [&](const h5::Group& g, const std::string& level, const std::string& bench,
-                                const std::string& dtype) {
+  if (provenance) *provenance = read_provenance(file.group("meta"));
+  std::vector<MeasuredGroup> groups;
+  for_each_comm_group(file, "comm", [&](const h5::Group& g, const std::string& level, const std::string& bench,
+                                        const std::string& dtype) {
     auto bytes = g.dataset("bytes").read_doubles();
     auto median = g.dataset("median").read_doubles();
     auto data_bytes = g.dataset("data_bytes").read_doubles();
     auto valid = g.dataset("valid").read_doubles();
     if (median.size() != bytes.size() || data_bytes.size() != bytes.size() || valid.size() != bytes.size())
       throw Error(g.where() + ": datasets bytes, median, data_bytes and valid differ in length");
+    MeasuredGroup m;
+    m.where = g.where();
+    m.benchmark = bench;
+    m.level = level;
+    m.dtype = dtype;
+    m.size_unit = g.has_attr("size_unit") ? g.attr_string("size_unit") : "vector";
+    m.ranks = static_cast<int>(g.attr_int("ranks"));
+    m.oversubscribed = g.attr_int("oversubscribed") != 0;
+    m.busbw_factor = g.attr_double("busbw_factor");
     // Bandwidth benchmarks time a window of messages: model one message of the stream.
     double window = g.has_attr("window") ? std::max<double>(1, static_cast<double>(g.attr_int("window"))) : 1;
-    std::vector<Point> pts;
-    double ratio = 1;
     for (std::size_t i = 0; i < bytes.size(); ++i) {
       if (valid[i] < 1 || !(median[i] > 0)) continue;
-      pts.push_back({bytes[i], median[i] / window});
-      if (bytes[i] > 0) ratio = data_bytes[i] / bytes[i] / window;
+      m.points.push_back({bytes[i], data_bytes[i] / window, median[i] / window});
+      if (bytes[i] > 0) m.data_bytes_per_byte = data_bytes[i] / bytes[i] / window;
     }
-    if (pts.size() < options.min_points_per_segment) {
-      std::fprintf(stderr, "sextant fit: %s: %zu usable sizes, too few to fit: skipped\n", g.where().c_str(),
-                   pts.size());
-      return;
+    groups.push_back(std::move(m));
+  });
+  return groups;
+}
+
+CommModel CommModel::fit_results(const std::string& results_path, const FitOptions& options) {
+  CommModel m;
+  m.source_file = results_path;
+  std::vector<std::vector<Measured>> measured;  // per fit, for the algorithm view
+  for (auto& g : read_comm_results(results_path, &m.source)) {
+    if (g.points.size() < options.min_points_per_segment) {
+      std::fprintf(stderr, "sextant fit: %s: %zu usable sizes, too few to fit: skipped\n", g.where.c_str(),
+                   g.points.size());
+      continue;
     }
     CommFit f;
-    f.benchmark = bench;
-    f.level = level;
-    f.dtype = dtype;
-    f.ranks = static_cast<int>(g.attr_int("ranks"));
-    f.oversubscribed = g.attr_int("oversubscribed") != 0;
-    f.busbw_factor = g.attr_double("busbw_factor");
-    f.data_bytes_per_byte = ratio;
-    f.fit = fit_piecewise(pts, options);
-    f.bytes_min = pts.front().bytes;
-    f.bytes_max = pts.front().bytes;
-    for (const auto& p : pts) {
-      f.bytes_min = std::min(f.bytes_min, p.bytes);
-      f.bytes_max = std::max(f.bytes_max, p.bytes);
-    }
+    f.benchmark = g.benchmark;
+    f.level = g.level;
+    f.dtype = g.dtype;
+    f.size_unit = g.size_unit;
+    f.ranks = g.ranks;
+    f.oversubscribed = g.oversubscribed;
+    f.busbw_factor = g.busbw_factor;
+    f.data_bytes_per_byte = g.data_bytes_per_byte;
+    f.fit = fit_piecewise(g.hockney_points(), options);
+    f.bytes_min = g.points.front().bytes;
+    f.bytes_max = g.points.back().bytes;
+    measured.push_back(std::move(g.points));
     m.fits.push_back(std::move(f));
-  });
+  }
   if (m.fits.empty()) throw Error(results_path + ": no communication benchmark with enough sizes to fit");
+
+  // View (b): every collective explained by the algorithms' costs on the pt2pt link.
+  for (std::size_t k = 0; k < m.fits.size(); ++k) {
+    const CommFit& f = m.fits[k];
+    const CommFit* link = m.link(f.level);
+    if (!link || algorithms_for(base_op(f.benchmark)).empty()) continue;
+    AlgorithmFit a;
+    a.benchmark = f.benchmark;
+    a.level = f.level;
+    a.dtype = f.dtype;
+    a.ranks = f.ranks;
+    a.size_unit = f.size_unit;
+    a.link_ranks = link->ranks;
+    for (const auto& g : m.fits)  // gamma: MPI_Reduce_local's time per byte, same dtype
+      if (g.benchmark == "reduce_local" && g.level == f.level && g.dtype == f.dtype)
+        a.gamma = g.fit.segments.back().beta;
+    a.ranges = identify_algorithms(base_op(f.benchmark), Link{&link->fit, a.gamma}, f.ranks, measured[k]);
+    if (!a.ranges.empty()) m.algorithms.push_back(std::move(a));
+  }
   return m;
 }
 
@@ -146,8 +243,12 @@ CommModel CommModel::read(const std::string& model_path) {
     m.source.fields.erase("file");  // the results path, kept apart from its provenance
     if (src.has_attr("file")) m.source_file = src.attr_string("file");
   }
-  for_each_comm_group(file, [&](const h5::Group& g, const std::string& level, const std::string& bench,
-                                const std::string& dtype) { m.fits.push_back(read_fit(g, level, bench, dtype)); });
+  for_each_comm_group(file, "comm", [&](const h5::Group& g, const std::string& level, const std::string& bench,
+                                        const std::string& dtype) { m.fits.push_back(read_fit(g, level, bench, dtype)); });
+  for_each_comm_group(file, "comm_algorithms", [&](const h5::Group& g, const std::string& level,
+                                                   const std::string& bench, const std::string& dtype) {
+    m.algorithms.push_back(read_algorithm_fit(g, level, bench, dtype));
+  });
   return m;
 }
 
@@ -165,6 +266,10 @@ void CommModel::write(const std::string& model_path, const Provenance& fit_prove
     h5::Group comm = file.create_group("comm");
     for (const auto& f : fits)
       write_fit(comm.create_group(f.level).create_group(f.benchmark).create_group(f.dtype).create_group(rank_group(f.ranks)), f);
+    h5::Group algs = file.create_group("comm_algorithms");
+    for (const auto& a : algorithms)
+      write_algorithm_fit(
+          algs.create_group(a.level).create_group(a.benchmark).create_group(a.dtype).create_group(rank_group(a.ranks)), a);
     file.flush();
   }
   std::error_code ec;
@@ -183,6 +288,21 @@ const CommFit* CommModel::find(const std::string& benchmark, const std::string& 
   return best;
 }
 
+std::vector<int> CommModel::fitted_ranks(const std::string& benchmark, const std::string& level,
+                                         const std::string& dtype) const {
+  std::set<int> r;
+  for (const auto& f : fits)
+    if (f.benchmark == benchmark && f.level == level && (f.dtype == dtype || f.dtype == "byte")) r.insert(f.ranks);
+  return {r.begin(), r.end()};
+}
+
+const CommFit* CommModel::link(const std::string& level) const {
+  const CommFit* best = nullptr;  // the smallest rank count: a pair, as Hockney means
+  for (const auto& f : fits)
+    if (f.benchmark == "pingpong" && f.level == level && (!best || f.ranks < best->ranks)) best = &f;
+  return best;
+}
+
 Prediction CommModel::predict(const std::string& benchmark, double bytes, int ranks, const std::string& level,
                               const std::string& dtype) const {
   const CommFit* f = find(benchmark, level, dtype, ranks);
@@ -195,6 +315,42 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
                 "' (the model has: " + have + ")");
   }
   Prediction p;
+  const AlgorithmFit* algo = nullptr;
+  for (const auto& a : algorithms)
+    if (a.benchmark == benchmark && a.level == level && a.dtype == f->dtype &&
+        (!algo || std::abs(a.ranks - ranks) < std::abs(algo->ranks - ranks)))
+      algo = &a;
+  const CommFit* pt2pt = link(level);
+
+  if (f->ranks != ranks && algo && pt2pt) {
+    // View (b) at another rank count: the algorithm the library ran for this size at
+    // the fitted p, costed on the pt2pt link at `ranks`, times the measured/derived
+    // ratio of that size range (what topology and contention added at the fitted p).
+    const AlgorithmRange& r = range_for(*algo, bytes);
+    const CollectiveAlgorithm* alg = find_algorithm(base_op(benchmark), r.algorithm);
+    double n = bytes * (algo->size_unit == "per_rank_block" ? ranks : 1);
+    CostTerms c = alg->cost(Link{&pt2pt->fit, algo->gamma}, n, ranks);
+    p.view = "algorithm";
+    p.algorithm = r.algorithm;
+    p.calibration = r.calibration;
+    p.algorithm_fit = algo;
+    p.from = pt2pt;
+    p.alpha_part = c.alpha_part * r.calibration;
+    p.beta_part = c.beta_part * r.calibration;
+    p.gamma_part = c.gamma_part * r.calibration;
+    p.seconds = c.total() * r.calibration;
+    double spread = std::max(r.median_abs_error, pt2pt->fit.segments.back().rms_rel_residual);
+    p.lo = p.seconds / (1 + spread);
+    p.hi = p.seconds * (1 + spread);
+    p.extrapolated_ranks = true;
+    p.extrapolated_bytes = bytes < algo->ranges.front().lo_bytes || bytes > algo->ranges.back().hi_bytes;
+    p.note = "algorithm view: " + r.algorithm + " identified at " + std::to_string(algo->ranks) +
+             " ranks, costed at " + std::to_string(ranks) + " on the pingpong link";
+    if (p.seconds > 0) p.busbw = n / p.seconds * busbw_factor(base_op(benchmark), ranks);
+    return p;
+  }
+
+  p.view = "direct";
   p.from = f;
   const auto& segs = f->fit.segments;
   const Segment& s = segment_for(f->fit, bytes);
@@ -211,8 +367,36 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
   p.extrapolated_ranks = ranks != f->ranks;
   if (p.seconds > 0) p.busbw = bytes * f->data_bytes_per_byte / p.seconds * f->busbw_factor;
   if (p.extrapolated_ranks)
-    p.note = "fitted at " + std::to_string(f->ranks) + " ranks only; the direct view does not scale with ranks";
+    p.note = "fitted at " + std::to_string(f->ranks) + " ranks only, and no algorithm view for " + benchmark +
+             ": the direct view does not scale with ranks";
   return p;
+}
+
+std::vector<HoldoutRow> holdout_check(const std::string& results_path, double split_bytes,
+                                      const FitOptions& options) {
+  std::vector<HoldoutRow> rows;
+  for (const auto& g : read_comm_results(results_path)) {
+    std::vector<Point> train, test;
+    auto all = g.hockney_points();
+    for (std::size_t i = 0; i < all.size(); ++i) (i % 2 == 0 ? train : test).push_back(all[i]);
+    if (train.size() < options.min_points_per_segment || test.empty()) continue;
+    PiecewiseFit fit = fit_piecewise(train, options);
+    HoldoutRow r{g.benchmark, g.level, g.dtype, g.ranks};
+    for (const auto& t : test) {
+      double err = std::fabs(predict(fit, t.bytes) - t.seconds) / t.seconds * 100;
+      if (t.bytes < split_bytes) {
+        r.small_mape += err;
+        ++r.small_n;
+      } else {
+        r.large_mape += err;
+        ++r.large_n;
+      }
+    }
+    if (r.small_n) r.small_mape /= static_cast<double>(r.small_n);
+    if (r.large_n) r.large_mape /= static_cast<double>(r.large_n);
+    rows.push_back(r);
+  }
+  return rows;
 }
 
 }  // namespace sextant::model

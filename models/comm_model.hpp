@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/schema.hpp"
+#include "models/collectives.hpp"
 #include "models/hockney.hpp"
 
 namespace sextant::model {
@@ -20,13 +21,29 @@ struct CommFit {
   bool oversubscribed = false;      // fitted on timings that are not meaningful
   double busbw_factor = 1;
   double data_bytes_per_byte = 1;   // algbw bytes per swept byte at this rank count
+  std::string size_unit = "vector"; // or "per_rank_block": algbw bytes = size x ranks
   PiecewiseFit fit;                 // T(bytes) with bytes the swept size unit
   double bytes_min = 0, bytes_max = 0;  // fitted range
 };
 
+// View (b): which algorithm the library ran per size range at one rank count, from
+// the pt2pt link of the same level and gamma; predicts other rank counts.
+struct AlgorithmFit {
+  std::string benchmark, level, dtype;
+  int ranks = 0;
+  std::string size_unit = "vector";
+  std::vector<AlgorithmRange> ranges;
+  double gamma = 0;               // s/byte, from reduce_local (0 when not measured)
+  int link_ranks = 0;             // rank count of the pingpong fit used as the link
+};
+
 struct Prediction {
+  std::string view;                    // "direct" or "algorithm"
   double seconds = 0, lo = 0, hi = 0;  // point estimate and interval
-  double alpha_part = 0, beta_part = 0;
+  double alpha_part = 0, beta_part = 0, gamma_part = 0;
+  std::string algorithm;               // algorithm view: the algorithm of the size range
+  double calibration = 1;              // algorithm view: measured / pt2pt-derived at the fitted p
+  const AlgorithmFit* algorithm_fit = nullptr;
   double busbw = 0;                    // bytes/s
   const CommFit* from = nullptr;
   std::size_t segment = 0;
@@ -35,9 +52,36 @@ struct Prediction {
   std::string note;
 };
 
+// One benchmark group of a results file, as the fits read it: the valid sizes in
+// sweep order (ascending), times per message (bandwidth windows divided out).
+struct MeasuredGroup {
+  std::string where, benchmark, level, dtype, size_unit = "vector";
+  int ranks = 0;
+  bool oversubscribed = false;
+  double busbw_factor = 1, data_bytes_per_byte = 1;
+  std::vector<Measured> points;
+  std::vector<Point> hockney_points() const {
+    std::vector<Point> p;
+    for (const auto& m : points) p.push_back({m.bytes, m.seconds});
+    return p;
+  }
+};
+std::vector<MeasuredGroup> read_comm_results(const std::string& results_path, Provenance* provenance = nullptr);
+
+// Held-out check: fit on every other size, predict the sizes left out.
+struct HoldoutRow {
+  std::string benchmark, level, dtype;
+  int ranks = 0;
+  std::size_t small_n = 0, large_n = 0;  // held-out sizes below / at-or-above split_bytes
+  double small_mape = 0, large_mape = 0; // mean absolute percentage error
+};
+std::vector<HoldoutRow> holdout_check(const std::string& results_path, double split_bytes = 65536,
+                                      const FitOptions& options = {});
+
 class CommModel {
  public:
   std::vector<CommFit> fits;
+  std::vector<AlgorithmFit> algorithms;
   Provenance source;                   // of the results the fit came from
   std::string source_file;
 
@@ -52,8 +96,15 @@ class CommModel {
   // The fit for (benchmark, level, dtype) nearest in rank count to `ranks`.
   const CommFit* find(const std::string& benchmark, const std::string& level, const std::string& dtype,
                       int ranks) const;
+  // The direct fit at exactly this rank count when there is one; else the algorithm
+  // view, scaled to `ranks`; else the nearest direct fit, flagged.
   Prediction predict(const std::string& benchmark, double bytes, int ranks, const std::string& level = "world",
                      const std::string& dtype = "float32") const;
+  // The rank counts fitted for (benchmark, level, dtype), ascending.
+  std::vector<int> fitted_ranks(const std::string& benchmark, const std::string& level,
+                                const std::string& dtype) const;
+  // The pingpong fit of a level that serves as the link of the algorithm view.
+  const CommFit* link(const std::string& level) const;
 };
 
 }  // namespace sextant::model

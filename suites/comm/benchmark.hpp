@@ -67,6 +67,9 @@ struct Benchmark {
   // nothing when this benchmark (or this rank) has no in-place form.
   std::optional<std::size_t> (*in_place_offset)(const Case& c) = nullptr;
   std::optional<Expectation> (*expect)(const Case& c, std::size_t i) = nullptr;
+  // What the receive buffer holds before a checked iteration when the operation reads
+  // it (MPI_Reduce_local); nullptr = poisoned, so unwritten elements are caught.
+  double (*initial_recv)(const Case& c, std::size_t i) = nullptr;
   double time_divisor = 1;  // e.g. 2 for a ping-pong round trip -> one-way latency
   bool windowed = false;    // data_elements counts once per message of the window
   bool nonblocking = false; // timed as start + wait; also measured against overlapped compute

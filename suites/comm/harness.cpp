@@ -149,7 +149,8 @@ class Sweep {
     std::size_t n_send = b.send_elements(c.count, c.size), n_recv = b.recv_elements(c.count, c.size);
     std::vector<unsigned char> host(n_send * elem), rhost(n_recv * elem);
     for (std::size_t i = 0; i < n_send; ++i) store(c.dtype, host.data(), i, pattern(c.dtype, rank_, i));
-    for (std::size_t i = 0; i < n_recv; ++i) store(c.dtype, rhost.data(), i, poison(c.dtype));
+    for (std::size_t i = 0; i < n_recv; ++i)
+      store(c.dtype, rhost.data(), i, b.initial_recv ? b.initial_recv(c, i) : poison(c.dtype));
     if (in_place) {
       if (auto at = b.in_place_offset(c))
         std::copy(host.begin(), host.end(), rhost.begin() + static_cast<std::ptrdiff_t>(*at * elem));
@@ -442,6 +443,10 @@ void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o
   g.set_attr("ranks", std::int64_t{r.ranks});
   g.set_attr("busbw_factor", b.busbw_factor(r.ranks));
   g.set_attr("time_divisor", b.time_divisor);
+  // How algbw bytes relate to the swept size: "vector" (n = size) or "per_rank_block"
+  // (n = size x ranks), so models can rescale sizes to another rank count.
+  bool per_rank = b.data_elements && b.data_elements(1, 2) == 2 && !b.windowed;
+  g.set_attr("size_unit", per_rank ? "per_rank_block" : "vector");
   g.set_attr("window", std::int64_t{b.windowed ? o.window : 1});
   g.set_attr("in_place_timed", std::int64_t{o.time_in_place && b.in_place_offset != nullptr});
   g.set_attr("off_cache", std::int64_t{o.off_cache});

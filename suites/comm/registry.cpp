@@ -19,7 +19,7 @@ std::vector<Benchmark> build() {
   namespace bm = benchmarks;
   return {bm::pingpong,  bm::bandwidth, bm::bibandwidth, bm::multi_latency, bm::multi_bandwidth,
           bm::barrier,   bm::bcast,     bm::reduce,      bm::allreduce,     bm::allgather,
-          bm::reduce_scatter, bm::alltoall, bm::gather, bm::scatter,
+          bm::reduce_scatter, bm::alltoall, bm::gather, bm::scatter, bm::reduce_local,
           nonblocking(bm::allreduce, "iallreduce"), nonblocking(bm::allgather, "iallgather"),
           nonblocking(bm::reduce_scatter, "ireduce_scatter"), nonblocking(bm::alltoall, "ialltoall"),
           nonblocking(bm::bcast, "ibcast")};

@@ -10,7 +10,7 @@ import h5py
 import numpy as np
 
 ALL = ["pingpong", "bandwidth", "bibandwidth", "multi_latency", "multi_bandwidth", "barrier", "bcast",
-       "reduce", "allreduce", "allgather", "reduce_scatter", "alltoall", "gather", "scatter",
+       "reduce", "allreduce", "allgather", "reduce_scatter", "alltoall", "gather", "scatter", "reduce_local",
        "iallreduce", "iallgather", "ireduce_scatter", "ialltoall", "ibcast"]
 PROVENANCE = ["host", "cpu_model", "cores", "mpi_library", "mpi_version", "kokkos_version", "kokkos_backend",
               "compiler", "git_revision", "command_line", "date_utc", "rank_placement"]

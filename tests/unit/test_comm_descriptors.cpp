@@ -63,8 +63,8 @@ void expect_all(const Benchmark& b, const Case& c, Ref ref) {
 
 const std::vector<std::string> kAll{"pingpong", "bandwidth", "bibandwidth", "multi_latency", "multi_bandwidth",
                                     "barrier", "bcast", "reduce", "allreduce", "allgather", "reduce_scatter",
-                                    "alltoall", "gather", "scatter", "iallreduce", "iallgather",
-                                    "ireduce_scatter", "ialltoall", "ibcast"};
+                                    "alltoall", "gather", "scatter", "reduce_local", "iallreduce",
+                                    "iallgather", "ireduce_scatter", "ialltoall", "ibcast"};
 
 TEST(CommRegistry, HoldsEveryBenchmarkOnceAndCompletely) {
   std::set<std::string> names;
@@ -225,3 +225,25 @@ TEST(CommExpect, PointToPointPartners) {
 }
 
 }  // namespace
+
+// MPI_Reduce_local combines what the receive buffer held with the send buffer.
+TEST(CommExpectations, ReduceLocalCombinesInitialReceiveWithSend) {
+  const Benchmark& b = *find_benchmark("reduce_local");
+  ASSERT_TRUE(b.initial_recv);
+  for (auto r : {Reduction::sum, Reduction::max, Reduction::min}) {
+    Case c;
+    c.rank = 2;
+    c.size = 4;
+    c.dtype = Dtype::float64;
+    c.reduction = r;
+    c.count = 9;
+    for (std::size_t i = 0; i < c.count; ++i) {
+      double before = b.initial_recv(c, i), mine = pattern(c.dtype, c.rank, i);
+      double want = r == Reduction::sum ? before + mine : r == Reduction::max ? std::max(before, mine) : std::min(before, mine);
+      auto e = b.expect(c, i);
+      ASSERT_TRUE(e);
+      EXPECT_EQ(e->value, want);
+      EXPECT_EQ(e->terms, 2);
+    }
+  }
+}

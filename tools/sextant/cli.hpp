@@ -18,6 +18,8 @@ void register_run(CLI::App& app, Context& ctx);
 void register_fit(CLI::App& app, Context& ctx);
 void register_predict(CLI::App& app, Context& ctx);
 void register_report(CLI::App& app, Context& ctx);
+void register_jobscript(CLI::App& app, Context& ctx);
+void register_merge(CLI::App& app, Context& ctx);
 
 // For subcommands a later version fills: says so and fails.
 void not_yet(const std::string& what);

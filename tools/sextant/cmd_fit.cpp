@@ -1,4 +1,5 @@
 // sextant fit RESULTS [-o MODEL]: fit models to a results file.
+#include <algorithm>
 #include <iostream>
 
 #include "core/units.hpp"
@@ -13,13 +14,52 @@ std::string default_model_path(const std::string& results) {
   return (dot == std::string::npos ? results : results.substr(0, dot)) + ".model.h5";
 }
 
+namespace {
+void print_holdout(const std::string& results) {
+  auto rows = model::holdout_check(results);
+  std::printf("held-out check: fit on every other size, mean absolute %% error on the others\n");
+  std::printf("%-16s %-6s %-8s %5s %14s %14s\n", "benchmark", "level", "dtype", "ranks", "MAPE <64KiB",
+              "MAPE >=64KiB");
+  std::vector<double> small, large;
+  for (const auto& r : rows) {
+    auto cell = [](std::size_t n, double v) {
+      char buf[32];
+      if (n)
+        std::snprintf(buf, sizeof buf, "%6.1f%% (%zu)", v, n);
+      else
+        std::snprintf(buf, sizeof buf, "-");
+      return std::string(buf);
+    };
+    std::printf("%-16s %-6s %-8s %5d %14s %14s\n", r.benchmark.c_str(), r.level.c_str(), r.dtype.c_str(), r.ranks,
+                cell(r.small_n, r.small_mape).c_str(), cell(r.large_n, r.large_mape).c_str());
+    if (r.small_n) small.push_back(r.small_mape);
+    if (r.large_n) large.push_back(r.large_mape);
+  }
+  auto med = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  };
+  auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
+  std::printf("over benchmarks: <64KiB median %.1f%% max %.1f%%   >=64KiB median %.1f%% max %.1f%%\n", med(small),
+              worst(small), med(large), worst(large));
+}
+}  // namespace
+
 void register_fit(CLI::App& app, Context& ctx) {
   auto results = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
+  auto holdout = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("fit", "Fit models to a results file and write a model file");
   cmd->add_option("results", *results, "results file (sextant.results)")->required();
   cmd->add_option("-o,--output", *output, "model file (default RESULTS with .model.h5)");
-  cmd->callback([&ctx, results, output] {
+  cmd->add_flag("--holdout", *holdout,
+                "check instead of writing: fit every other size, report the error on the sizes left out");
+  cmd->callback([&ctx, results, output, holdout] {
+    if (*holdout) {
+      print_holdout(*results);
+      return;
+    }
     std::string out = output->empty() ? default_model_path(*results) : *output;
     auto model = model::CommModel::fit_results(*results);
     model.write(out, local_provenance(ctx.argc, ctx.argv));

@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("sextant ") + "0.1.0");
   for (cli::Register reg : {cli::register_info, cli::register_run, cli::register_fit,
-                            cli::register_predict, cli::register_report})
+                            cli::register_predict, cli::register_report, cli::register_jobscript,
+                            cli::register_merge})
     reg(app, ctx);
   try {
     app.parse(argc, argv);

@@ -5,5 +5,5 @@
 namespace sextant::comm::benchmarks {
 extern const Benchmark pingpong, bandwidth, bibandwidth, multi_latency, multi_bandwidth;
 extern const Benchmark barrier, bcast, reduce, allreduce, allgather, reduce_scatter, alltoall,
-    gather, scatter;
+    gather, scatter, reduce_local;
 }  // namespace sextant::comm::benchmarks

@@ -1,0 +1,231 @@
+#include "models/collectives.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sextant::model {
+namespace {
+
+double lg(int p) { return p > 1 ? std::log2(static_cast<double>(p)) : 0.0; }
+int ceil_lg(int p) { return p > 1 ? static_cast<int>(std::ceil(std::log2(static_cast<double>(p)))) : 0; }
+bool power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
+double frac(int p) { return p > 0 ? double(p - 1) / p : 0.0; }
+
+void reduce_bytes(const Link& l, CostTerms& c, double bytes) { c.gamma_part += l.gamma * bytes; }
+
+// --- allreduce
+CostTerms allreduce_recursive_doubling(const Link& l, double n, int p) {
+  CostTerms c;
+  int steps = static_cast<int>(std::floor(lg(p)));
+  // Non-powers of two: MPICH folds the extra ranks in before and out after (2 more steps).
+  if (!power_of_two(p)) steps += 2;
+  l.step(c, n, steps);
+  reduce_bytes(l, c, n * std::floor(lg(p)) + (power_of_two(p) ? 0 : n));
+  return c;
+}
+CostTerms allreduce_rabenseifner(const Link& l, double n, int p) {
+  CostTerms c;
+  int k = static_cast<int>(std::floor(lg(p)));
+  for (int s = 1; s <= k; ++s) l.step(c, n / std::pow(2.0, s), 2);  // halving + doubling
+  if (!power_of_two(p)) l.step(c, n, 2);
+  reduce_bytes(l, c, n * frac(p));
+  return c;
+}
+CostTerms allreduce_ring(const Link& l, double n, int p) {
+  CostTerms c;
+  l.step(c, n / p, 2.0 * (p - 1));
+  reduce_bytes(l, c, n * frac(p));
+  return c;
+}
+// --- allgather (n = total gathered)
+CostTerms allgather_ring(const Link& l, double n, int p) {
+  CostTerms c;
+  l.step(c, n / p, p - 1);
+  return c;
+}
+CostTerms allgather_recursive_doubling(const Link& l, double n, int p) {
+  CostTerms c;
+  // Step k moves 2^k blocks (the last step what is left); Bruck's algorithm has the
+  // same cost for any p.
+  double block = n / p, blocks_moved = 0;
+  for (int k = 0; k < ceil_lg(p); ++k) {
+    double blocks = std::min(std::pow(2.0, k), double(p - 1) - blocks_moved);
+    l.step(c, blocks * block);
+    blocks_moved += blocks;
+  }
+  return c;
+}
+// --- reduce_scatter (n = total input)
+CostTerms reduce_scatter_recursive_halving(const Link& l, double n, int p) {
+  CostTerms c;
+  for (int k = 1; k <= ceil_lg(p); ++k) l.step(c, n / std::pow(2.0, k));
+  reduce_bytes(l, c, n * frac(p));
+  return c;
+}
+CostTerms reduce_scatter_pairwise(const Link& l, double n, int p) {
+  CostTerms c;
+  l.step(c, n / p, p - 1);
+  reduce_bytes(l, c, n * frac(p));
+  return c;
+}
+// --- bcast
+CostTerms bcast_binomial(const Link& l, double n, int p) {
+  CostTerms c;
+  l.step(c, n, ceil_lg(p));
+  return c;
+}
+CostTerms bcast_scatter_allgather(const Link& l, double n, int p) {
+  CostTerms c;
+  for (int k = 1; k <= ceil_lg(p); ++k) l.step(c, n / std::pow(2.0, k));  // binomial scatter
+  CostTerms ag = allgather_recursive_doubling(l, n, p);
+  c.alpha_part += ag.alpha_part;
+  c.beta_part += ag.beta_part;
+  return c;
+}
+// --- reduce
+CostTerms reduce_binomial(const Link& l, double n, int p) {
+  CostTerms c;
+  l.step(c, n, ceil_lg(p));
+  reduce_bytes(l, c, n * ceil_lg(p));
+  return c;
+}
+CostTerms reduce_rabenseifner(const Link& l, double n, int p) {
+  CostTerms c = reduce_scatter_recursive_halving(l, n, p);
+  for (int k = 1; k <= ceil_lg(p); ++k) l.step(c, n / std::pow(2.0, k));  // binomial gather
+  return c;
+}
+// --- alltoall (n = total sent by a rank)
+CostTerms alltoall_bruck(const Link& l, double n, int p) {
+  CostTerms c;
+  l.step(c, n / 2, ceil_lg(p));
+  return c;
+}
+CostTerms alltoall_pairwise(const Link& l, double n, int p) {
+  CostTerms c;
+  l.step(c, n / p, p - 1);
+  return c;
+}
+// --- gather / scatter (n = total)
+CostTerms gather_binomial(const Link& l, double n, int p) {
+  CostTerms c;
+  for (int k = ceil_lg(p) - 1; k >= 0; --k) l.step(c, n * std::pow(2.0, k) / p);
+  return c;
+}
+// --- barrier
+CostTerms barrier_dissemination(const Link& l, double, int p) {
+  CostTerms c;
+  l.step(c, 0, ceil_lg(p));
+  return c;
+}
+
+const CollectiveAlgorithm table[] = {
+    {"allreduce", "recursive_doubling", allreduce_recursive_doubling},
+    {"allreduce", "rabenseifner", allreduce_rabenseifner},
+    {"allreduce", "ring", allreduce_ring},
+    {"allgather", "ring", allgather_ring},
+    {"allgather", "recursive_doubling", allgather_recursive_doubling},
+    {"reduce_scatter", "recursive_halving", reduce_scatter_recursive_halving},
+    {"reduce_scatter", "pairwise", reduce_scatter_pairwise},
+    {"bcast", "binomial", bcast_binomial},
+    {"bcast", "scatter_allgather", bcast_scatter_allgather},
+    {"reduce", "binomial", reduce_binomial},
+    {"reduce", "rabenseifner", reduce_rabenseifner},
+    {"alltoall", "bruck", alltoall_bruck},
+    {"alltoall", "pairwise", alltoall_pairwise},
+    {"gather", "binomial", gather_binomial},
+    {"scatter", "binomial", gather_binomial},
+    {"barrier", "dissemination", barrier_dissemination},
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  auto n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+void Link::step(CostTerms& c, double m, double count) const {
+  if (count <= 0) return;
+  const Segment& s = segment_for(*pt2pt, std::max(m, 0.0));
+  c.alpha_part += count * s.alpha;
+  c.beta_part += count * s.beta * m;
+}
+
+std::vector<const CollectiveAlgorithm*> algorithms_for(std::string_view op) {
+  std::vector<const CollectiveAlgorithm*> out;
+  for (const auto& a : table)
+    if (a.op == op) out.push_back(&a);
+  return out;
+}
+
+const CollectiveAlgorithm* find_algorithm(std::string_view op, std::string_view name) {
+  for (const auto& a : table)
+    if (a.op == op && a.name == name) return &a;
+  return nullptr;
+}
+
+double busbw_factor(std::string_view op, int p) {
+  if (op == "allreduce") return p > 0 ? 2.0 * (p - 1) / p : 0;
+  if (op == "reduce_scatter" || op == "allgather" || op == "alltoall" || op == "gather" || op == "scatter")
+    return frac(p);
+  return 1;
+}
+
+std::string_view base_op(std::string_view benchmark) {
+  if (!benchmark.empty() && benchmark[0] == 'i' && !algorithms_for(benchmark.substr(1)).empty())
+    return benchmark.substr(1);
+  return benchmark;
+}
+
+std::vector<AlgorithmRange> identify_algorithms(std::string_view op, const Link& link, int p,
+                                                std::span<const Measured> measured) {
+  auto algs = algorithms_for(op);
+  std::vector<AlgorithmRange> ranges;
+  if (algs.empty() || !link.pt2pt) return ranges;
+  struct Pick {
+    const Measured* m;
+    const CollectiveAlgorithm* alg;
+    double ratio;
+  };
+  std::vector<Pick> picks;
+  for (const auto& m : measured) {
+    if (!(m.seconds > 0)) continue;
+    const CollectiveAlgorithm* best = nullptr;
+    double best_err = 0, best_ratio = 1;
+    for (const auto* a : algs) {
+      double t = a->cost(link, m.data_bytes, p).total();
+      if (!(t > 0)) continue;
+      double err = std::fabs(std::log(m.seconds / t));
+      if (!best || err < best_err) {
+        best = a;
+        best_err = err;
+        best_ratio = m.seconds / t;
+      }
+    }
+    if (best) picks.push_back({&m, best, best_ratio});
+  }
+  // Contiguous sizes with the same best algorithm form a range; isolated flips of a
+  // single size inside a range are noise, not a switch, and are absorbed.
+  for (std::size_t i = 1; i + 1 < picks.size(); ++i)
+    if (picks[i].alg != picks[i - 1].alg && picks[i - 1].alg == picks[i + 1].alg) {
+      picks[i].alg = picks[i - 1].alg;
+      picks[i].ratio = picks[i].m->seconds / picks[i].alg->cost(link, picks[i].m->data_bytes, p).total();
+    }
+  for (std::size_t i = 0; i < picks.size();) {
+    std::size_t j = i;
+    std::vector<double> ratios, errors;
+    while (j < picks.size() && picks[j].alg == picks[i].alg) {
+      ratios.push_back(picks[j].ratio);
+      errors.push_back(std::fabs(picks[j].ratio - 1));
+      ++j;
+    }
+    ranges.push_back({picks[i].m->bytes, picks[j - 1].m->bytes, std::string(picks[i].alg->name), median(ratios),
+                      median(errors)});
+    i = j;
+  }
+  return ranges;
+}
+
+}  // namespace sextant::model

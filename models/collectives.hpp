@@ -1,0 +1,67 @@
+#pragma once
+// Algorithm-aware collective models (view b): the cost of each algorithm MPI
+// libraries use, built from the point-to-point Hockney model of the same level and
+// a local reduction rate gamma. Comparing them with the measured collective reveals
+// which algorithm the library ran at which size, and lets the model extrapolate in
+// the rank count p, which a direct fit at one p cannot do.
+//
+// Costs (MPICH's own cost comments, DESIGN.md), n = bytes counted for algbw:
+//   each step of m bytes costs alpha(m) + beta(m) * m with the pt2pt segment of m,
+//   reductions add gamma per byte combined.
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/hockney.hpp"
+
+namespace sextant::model {
+
+struct CostTerms {
+  double alpha_part = 0, beta_part = 0, gamma_part = 0;
+  double total() const { return alpha_part + beta_part + gamma_part; }
+};
+
+// The link: the pt2pt piecewise Hockney fit (one-way ping-pong time).
+struct Link {
+  const PiecewiseFit* pt2pt = nullptr;
+  double gamma = 0;  // seconds per byte reduced (0 when not measured)
+  // One message of m bytes.
+  void step(CostTerms& c, double m, double count = 1) const;
+};
+
+struct CollectiveAlgorithm {
+  std::string_view op;    // allreduce, allgather, ...
+  std::string_view name;  // ring, recursive_doubling, ...
+  CostTerms (*cost)(const Link& link, double n, int p);
+};
+
+// Every algorithm known for an op (empty for ops without a model).
+std::vector<const CollectiveAlgorithm*> algorithms_for(std::string_view op);
+const CollectiveAlgorithm* find_algorithm(std::string_view op, std::string_view name);
+
+// nccl-tests bus-bandwidth factor of an op at p ranks (1 for unknown ops).
+double busbw_factor(std::string_view op, int p);
+
+// The blocking op a benchmark name models ("iallreduce" -> "allreduce").
+std::string_view base_op(std::string_view benchmark);
+
+// Which algorithm explains each measured size best, grouped into contiguous ranges.
+struct AlgorithmRange {
+  double lo_bytes = 0, hi_bytes = 0;  // swept sizes (benchmark unit)
+  std::string algorithm;
+  double calibration = 1;             // median measured / algorithm prediction in the range
+  double median_abs_error = 0;        // of the uncalibrated algorithm prediction
+};
+
+struct Measured {
+  double bytes = 0;       // swept size
+  double data_bytes = 0;  // n for the cost formulas
+  double seconds = 0;
+};
+
+std::vector<AlgorithmRange> identify_algorithms(std::string_view op, const Link& link, int p,
+                                                std::span<const Measured> measured);
+
+}  // namespace sextant::model

@@ -1,0 +1,108 @@
+// Algorithm-aware collective costs against the closed forms of DESIGN.md (power-of-
+// two p, one Hockney segment), and identification of the algorithm a synthetic
+// "library" ran, with its switch point.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/collectives.hpp"
+
+using namespace sextant::model;
+
+namespace {
+
+constexpr double alpha = 2e-6, beta = 1e-9, gamma_ = 0.25e-9;
+
+PiecewiseFit one_segment() {
+  PiecewiseFit f;
+  Segment s;
+  s.lo_bytes = 0;
+  s.hi_bytes = 1e12;
+  s.alpha = alpha;
+  s.beta = beta;
+  f.segments.push_back(s);
+  return f;
+}
+
+double cost(const char* op, const char* alg, double n, int p) {
+  static const PiecewiseFit link = one_segment();
+  const CollectiveAlgorithm* a = find_algorithm(op, alg);
+  EXPECT_NE(a, nullptr) << op << " " << alg;
+  return a ? a->cost(Link{&link, gamma_}, n, p).total() : 0;
+}
+
+}  // namespace
+
+TEST(CollectiveCosts, MatchTheClosedFormsForPowersOfTwo) {
+  const double n = 1 << 20;
+  for (int p : {2, 4, 8, 64}) {
+    double lg = std::log2(p), f = double(p - 1) / p;
+    auto near = [&](double got, double want, const char* what) {
+      EXPECT_NEAR(got, want, 1e-12 * want + 1e-15) << what << " p=" << p;
+    };
+    near(cost("allreduce", "recursive_doubling", n, p), lg * alpha + n * lg * beta + n * lg * gamma_, "ar rd");
+    near(cost("allreduce", "rabenseifner", n, p), 2 * lg * alpha + 2 * n * f * beta + n * f * gamma_, "ar rab");
+    near(cost("allreduce", "ring", n, p), 2 * (p - 1) * alpha + 2 * n * f * beta + n * f * gamma_, "ar ring");
+    near(cost("allgather", "ring", n, p), (p - 1) * alpha + n * f * beta, "ag ring");
+    near(cost("allgather", "recursive_doubling", n, p), lg * alpha + n * f * beta, "ag rd");
+    near(cost("reduce_scatter", "recursive_halving", n, p), lg * alpha + n * f * (beta + gamma_), "rs rh");
+    near(cost("reduce_scatter", "pairwise", n, p), (p - 1) * alpha + n * f * (beta + gamma_), "rs pw");
+    near(cost("bcast", "binomial", n, p), lg * (alpha + n * beta), "bc bin");
+    near(cost("bcast", "scatter_allgather", n, p), 2 * lg * alpha + 2 * n * f * beta, "bc sag");
+    near(cost("reduce", "binomial", n, p), lg * (alpha + n * beta + n * gamma_), "red bin");
+    near(cost("alltoall", "bruck", n, p), lg * alpha + n / 2 * lg * beta, "a2a bruck");
+    near(cost("alltoall", "pairwise", n, p), (p - 1) * alpha + n * f * beta, "a2a pw");
+    near(cost("gather", "binomial", n, p), lg * alpha + n * f * beta, "gather");
+    near(cost("barrier", "dissemination", 0, p), lg * alpha, "barrier");
+  }
+}
+
+TEST(CollectiveCosts, NonPowerOfTwoCostsMoreThanTheNextPowerBelow) {
+  for (const char* alg : {"recursive_doubling", "rabenseifner", "ring"})
+    EXPECT_GT(cost("allreduce", alg, 65536, 6), cost("allreduce", alg, 65536, 4)) << alg;
+}
+
+TEST(CollectiveCosts, BusBandwidthFactorsAreNcclTests) {
+  EXPECT_DOUBLE_EQ(busbw_factor("allreduce", 8), 2.0 * 7 / 8);
+  for (const char* op : {"allgather", "reduce_scatter", "alltoall", "gather", "scatter"})
+    EXPECT_DOUBLE_EQ(busbw_factor(op, 4), 0.75) << op;
+  for (const char* op : {"bcast", "reduce"}) EXPECT_DOUBLE_EQ(busbw_factor(op, 4), 1.0) << op;
+  EXPECT_EQ(base_op("iallreduce"), "allreduce");
+  EXPECT_EQ(base_op("pingpong"), "pingpong");
+}
+
+// A library that runs recursive doubling below 64 KiB and the ring above, 10% slower
+// than the link predicts (contention): the switch point and the factor are found.
+TEST(AlgorithmIdentification, FindsTheSwitchPointAndCalibration) {
+  const PiecewiseFit link = one_segment();
+  const int p = 8;
+  std::vector<Measured> measured;
+  for (double n = 8; n <= 64 * 1024 * 1024; n *= 2) {
+    const char* alg = n < 65536 ? "recursive_doubling" : "ring";
+    double t = find_algorithm("allreduce", alg)->cost(Link{&link, gamma_}, n, p).total() * 1.1;
+    measured.push_back({n, n, t});
+  }
+  auto ranges = identify_algorithms("allreduce", Link{&link, gamma_}, p, measured);
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(ranges[0].algorithm, "recursive_doubling");
+  EXPECT_EQ(ranges[0].hi_bytes, 32768);
+  EXPECT_EQ(ranges[1].algorithm, "ring");
+  EXPECT_EQ(ranges[1].lo_bytes, 65536);
+  for (const auto& r : ranges) {
+    EXPECT_NEAR(r.calibration, 1.1, 1e-9);
+    EXPECT_NEAR(r.median_abs_error, 0.1, 1e-9);
+  }
+}
+
+TEST(AlgorithmIdentification, AnIsolatedFlipIsNoiseNotASwitch) {
+  const PiecewiseFit link = one_segment();
+  std::vector<Measured> measured;
+  int k = 0;
+  for (double n = 1024; n <= 1 << 22; n *= 2, ++k) {
+    const char* alg = k == 5 ? "recursive_doubling" : "ring";  // one odd size
+    measured.push_back({n, n, find_algorithm("allreduce", alg)->cost(Link{&link, gamma_}, n, 16).total()});
+  }
+  auto ranges = identify_algorithms("allreduce", Link{&link, gamma_}, 16, measured);
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(ranges[0].algorithm, "ring");
+}

@@ -1,0 +1,245 @@
+/* delayline: a user-space delay line on NFQUEUE.
+ *
+ * The kernel here has no netem, so one-way latency is injected by holding every
+ * packet of an NFQUEUE for D microseconds and then accepting it. Packets leave in
+ * arrival order (the delay is constant, so release times are monotonic) and are
+ * released with batch verdicts: one verdict accepts every queued packet up to an id,
+ * so a burst of due packets costs one message and a lost netlink message cannot
+ * strand a packet.
+ *
+ * Run it under real-time priority (`chrt -f 50 delayline ...`); as an ordinary task
+ * the wake-ups are late by ~130 us whenever MPI ranks busy-poll the CPUs.
+ *
+ *   delayline -q QUEUE -d DELAY_US [-s SPIN_US] [-r READY_FILE]
+ *
+ * -s: busy-wait the last SPIN_US before a release instead of sleeping (default 0;
+ *     spinning at real-time priority takes a CPU away from the ranks).
+ * -r: file written (with our PID) once the queue is bound, so a caller can wait for
+ *     it before steering packets into the queue.
+ * SIGTERM/SIGINT: accept what is still held, print statistics to stderr, exit 0.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h> /* ntohl */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/netfilter.h> /* NF_ACCEPT */
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libnetfilter_queue/libnetfilter_queue.h>
+
+#define RING_SIZE (1u << 17) /* > kernel queue length, so the ring never overflows */
+#define KERNEL_QUEUE_LEN 65536u
+
+struct held {
+  uint32_t id;
+  int64_t due_ns;
+};
+
+static struct held ring[RING_SIZE];
+static uint32_t head, tail; /* held packets: ring[head .. tail) modulo RING_SIZE */
+static int64_t delay_ns;
+static volatile sig_atomic_t stop;
+
+/* Statistics of how late packets left, relative to arrival + D. */
+static uint64_t released, batches, recv_errors;
+static int64_t late_sum_ns, late_max_ns;
+static const int64_t late_edges_us[] = {5, 10, 20, 50, 100, 200, 500};
+#define LATE_BINS (sizeof late_edges_us / sizeof late_edges_us[0] + 1)
+static uint64_t late_hist[LATE_BINS];
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void on_signal(int sig) {
+  (void)sig;
+  stop = 1;
+}
+
+static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_data *nfa, void *data) {
+  (void)msg;
+  (void)data;
+  struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
+  if (!ph) return 0;
+  uint32_t id = ntohl(ph->packet_id);
+  if (tail - head >= RING_SIZE) /* cannot happen with KERNEL_QUEUE_LEN < RING_SIZE */
+    return nfq_set_verdict(qh, id, NF_ACCEPT, 0, NULL);
+  ring[tail % RING_SIZE] = (struct held){id, now_ns() + delay_ns};
+  tail++;
+  return 0;
+}
+
+/* Accept, with one batch verdict, every held packet that is due at `now`. */
+static void release_due(struct nfq_q_handle *qh, int64_t now, int all) {
+  uint32_t n = head;
+  while (n != tail && (all || ring[n % RING_SIZE].due_ns <= now)) {
+    int64_t late = now - ring[n % RING_SIZE].due_ns;
+    if (late < 0) late = 0;
+    late_sum_ns += late;
+    if (late > late_max_ns) late_max_ns = late;
+    size_t b = 0;
+    while (b < LATE_BINS - 1 && late >= late_edges_us[b] * 1000) b++;
+    late_hist[b]++;
+    n++;
+  }
+  if (n == head) return;
+  if (nfq_set_verdict_batch(qh, ring[(n - 1) % RING_SIZE].id, NF_ACCEPT) < 0)
+    fprintf(stderr, "delayline: batch verdict failed: %s\n", strerror(errno));
+  released += n - head;
+  batches++;
+  head = n;
+}
+
+/* Read every queued packet notification without blocking. */
+static void drain(struct nfq_handle *h, int fd) {
+  static char buf[1 << 16] __attribute__((aligned));
+  for (;;) {
+    ssize_t r = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (r > 0) {
+      nfq_handle_packet(h, buf, (int)r);
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    /* ENOBUFS: the socket overflowed and notifications were lost. The packets are
+     * still queued in the kernel; the next batch verdict accepts them too. */
+    if (r < 0 && errno == ENOBUFS) {
+      recv_errors++;
+      continue;
+    }
+    return; /* EAGAIN, or an error poll will report again */
+  }
+}
+
+static void usage(void) {
+  fprintf(stderr, "usage: delayline -q QUEUE -d DELAY_US [-s SPIN_US] [-r READY_FILE]\n");
+  exit(2);
+}
+
+int main(int argc, char **argv) {
+  long queue = -1;
+  double delay_us = -1, spin_us = 0;
+  const char *ready_file = NULL;
+  int opt;
+  while ((opt = getopt(argc, argv, "q:d:s:r:h")) != -1) {
+    char *end = NULL;
+    switch (opt) {
+      case 'q': queue = strtol(optarg, &end, 10); break;
+      case 'd': delay_us = strtod(optarg, &end); break;
+      case 's': spin_us = strtod(optarg, &end); break;
+      case 'r': ready_file = optarg; break;
+      default: usage();
+    }
+    if (end && *end) usage();
+  }
+  if (queue < 0 || queue > 65535 || delay_us < 0 || spin_us < 0 || optind != argc) usage();
+  delay_ns = (int64_t)(delay_us * 1000.0 + 0.5);
+  const int64_t spin_ns = (int64_t)(spin_us * 1000.0 + 0.5);
+
+  int policy = sched_getscheduler(0);
+  if (policy != SCHED_FIFO && policy != SCHED_RR)
+    fprintf(stderr, "delayline: warning: not real-time; expect releases late by ~100 us under load "
+                    "(run under chrt -f 50)\n");
+  mlockall(MCL_CURRENT | MCL_FUTURE); /* best effort: no page faults on the hot path */
+
+  struct nfq_handle *h = nfq_open();
+  if (!h) {
+    perror("delayline: nfq_open");
+    return 1;
+  }
+  struct nfq_q_handle *qh = nfq_create_queue(h, (uint16_t)queue, on_packet, NULL);
+  if (!qh) {
+    fprintf(stderr, "delayline: cannot bind queue %ld: %s (root? another listener?)\n", queue, strerror(errno));
+    return 1;
+  }
+  /* Metadata only (no payload copies); GSO super-packets stay whole; a long queue. */
+  if (nfq_set_mode(qh, NFQNL_COPY_META, 0) < 0) {
+    perror("delayline: nfq_set_mode");
+    return 1;
+  }
+  if (nfq_set_queue_flags(qh, NFQA_CFG_F_GSO, NFQA_CFG_F_GSO) < 0)
+    fprintf(stderr, "delayline: warning: kernel does not take NFQA_CFG_F_GSO: %s\n", strerror(errno));
+  if (nfq_set_queue_maxlen(qh, KERNEL_QUEUE_LEN) < 0)
+    fprintf(stderr, "delayline: warning: cannot set queue length: %s\n", strerror(errno));
+  nfnl_rcvbufsiz(nfq_nfnlh(h), 16u << 20);
+  int fd = nfq_fd(h);
+
+  sigset_t block, during_wait;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  sigprocmask(SIG_BLOCK, &block, &during_wait); /* signals arrive only inside ppoll */
+  sigdelset(&during_wait, SIGTERM);
+  sigdelset(&during_wait, SIGINT);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+
+  if (ready_file) {
+    FILE *f = fopen(ready_file, "w");
+    if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
+      fprintf(stderr, "delayline: cannot write %s: %s\n", ready_file, strerror(errno));
+      return 1;
+    }
+  }
+  fprintf(stderr, "delayline: queue %ld, delay %.1f us, spin %.1f us, pid %d\n", queue, delay_us, spin_us,
+          (int)getpid());
+
+  struct pollfd pfd = {.fd = fd, .events = POLLIN};
+  while (!stop) {
+    int64_t now = now_ns();
+    release_due(qh, now, 0);
+    struct timespec ts, *timeout = NULL; /* nothing held: sleep until a packet comes */
+    if (head != tail) {
+      int64_t wait = ring[head % RING_SIZE].due_ns - now - spin_ns;
+      if (wait < 0) wait = 0; /* spinning: poll without sleeping */
+      ts.tv_sec = wait / 1000000000;
+      ts.tv_nsec = wait % 1000000000;
+      timeout = &ts;
+    }
+    int r = ppoll(&pfd, 1, timeout, &during_wait);
+    if (r < 0 && errno != EINTR) {
+      perror("delayline: ppoll");
+      break;
+    }
+    if (r > 0) {
+      if (pfd.revents & (POLLERR | POLLNVAL)) {
+        /* POLLERR on a netlink socket is an overflow (ENOBUFS): drain clears it. */
+        if (pfd.revents & POLLNVAL) break;
+      }
+      drain(h, fd);
+    }
+  }
+
+  drain(h, fd);
+  release_due(qh, now_ns(), 1); /* do not let the kernel drop what we still hold */
+  double mean_late = released ? (double)late_sum_ns / (double)released / 1000.0 : 0.0;
+  fprintf(stderr,
+          "delayline: released %" PRIu64 " packets in %" PRIu64 " batches, late by mean %.1f us, max %.1f us, "
+          "lost notifications %" PRIu64 "\n",
+          released, batches, mean_late, (double)late_max_ns / 1000.0, recv_errors);
+  fprintf(stderr, "delayline: lateness histogram (us):");
+  for (size_t b = 0; b < LATE_BINS; b++) {
+    if (b < LATE_BINS - 1)
+      fprintf(stderr, " <%" PRId64 ":%" PRIu64, late_edges_us[b], late_hist[b]);
+    else
+      fprintf(stderr, " >=%" PRId64 ":%" PRIu64, late_edges_us[b - 1], late_hist[b]);
+  }
+  fprintf(stderr, "\n");
+  nfq_destroy_queue(qh);
+  nfq_close(h);
+  return 0;
+}

@@ -1,0 +1,14 @@
+#!/bin/sh
+# Hydra launcher for a namespace cluster (mpiexec -launcher ssh -launcher-exec THIS).
+# Hydra calls it like ssh: [-x ...] HOST COMMAND...; HOST is mapped to its network
+# namespace through $SEXTANT_NETNS_STATE/hosts (written by cluster.sh up), and the
+# command runs there as ssh would run it: through a shell.
+while [ $# -gt 0 ]; do
+  case $1 in -*) shift ;; *) break ;; esac
+done
+[ $# -ge 2 ] || { echo "launcher.sh: usage: launcher.sh [-x] HOST COMMAND..." >&2; exit 255; }
+host=$1; shift
+state=${SEXTANT_NETNS_STATE:?launcher.sh: SEXTANT_NETNS_STATE is not set}
+ns=$(awk -v h="$host" '$1 == h { print $2 }' "$state/hosts")
+[ -n "$ns" ] || { echo "launcher.sh: host '$host' is not in $state/hosts" >&2; exit 255; }
+exec ip netns exec "$ns" sh -c "$*"
