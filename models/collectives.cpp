@@ -216,13 +216,22 @@ std::vector<AlgorithmRange> identify_algorithms(std::string_view op, const Link&
   for (std::size_t i = 0; i < picks.size();) {
     std::size_t j = i;
     std::vector<double> ratios, errors;
+    std::vector<const CollectiveAlgorithm*> ties;
+    for (const auto* a : algs)
+      if (a != picks[i].alg) ties.push_back(a);
     while (j < picks.size() && picks[j].alg == picks[i].alg) {
       ratios.push_back(picks[j].ratio);
       errors.push_back(std::fabs(picks[j].ratio - 1));
+      double chosen = picks[j].alg->cost(link, picks[j].m->data_bytes, p).total();
+      std::erase_if(ties, [&](const CollectiveAlgorithm* a) {
+        return std::fabs(a->cost(link, picks[j].m->data_bytes, p).total() / chosen - 1) > 0.02;
+      });
       ++j;
     }
-    ranges.push_back({picks[i].m->bytes, picks[j - 1].m->bytes, std::string(picks[i].alg->name), median(ratios),
-                      median(errors)});
+    AlgorithmRange r{picks[i].m->bytes, picks[j - 1].m->bytes, std::string(picks[i].alg->name), median(ratios),
+                     median(errors), {}};
+    for (const auto* a : ties) r.indistinguishable.emplace_back(a->name);
+    ranges.push_back(std::move(r));
     i = j;
   }
   return ranges;

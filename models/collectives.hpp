@@ -53,6 +53,9 @@ struct AlgorithmRange {
   std::string algorithm;
   double calibration = 1;             // median measured / algorithm prediction in the range
   double median_abs_error = 0;        // of the uncalibrated algorithm prediction
+  // Algorithms whose cost is within 2% of the chosen one at every size of the range:
+  // at this p the measurements cannot tell them apart (common at p = 2).
+  std::vector<std::string> indistinguishable;
 };
 
 struct Measured {

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/h5.hpp"
+#include "core/units.hpp"
 
 namespace sextant::model {
 namespace {
@@ -97,8 +98,11 @@ void write_algorithm_fit(h5::Group g, const AlgorithmFit& a) {
   g.set_attr("link", "pingpong");
   g.set_attr("link_ranks", std::int64_t{a.link_ranks});
   std::vector<double> lo, hi, cal, err;
-  std::vector<std::string> names;
+  std::vector<std::string> names, ties;
   for (const auto& r : a.ranges) {
+    std::string t;
+    for (const auto& x : r.indistinguishable) t += (t.empty() ? "" : ",") + x;
+    ties.push_back(t);
     lo.push_back(r.lo_bytes);
     hi.push_back(r.hi_bytes);
     cal.push_back(r.calibration);
@@ -110,6 +114,7 @@ void write_algorithm_fit(h5::Group g, const AlgorithmFit& a) {
   g.write("algorithm", names);
   g.write("calibration", cal);
   g.write("median_abs_error", err);
+  g.write("indistinguishable", ties);
 }
 
 AlgorithmFit read_algorithm_fit(const h5::Group& g, const std::string& level, const std::string& bench,
@@ -125,12 +130,14 @@ AlgorithmFit read_algorithm_fit(const h5::Group& g, const std::string& level, co
   auto lo = g.dataset("lo_bytes").read_doubles(), hi = g.dataset("hi_bytes").read_doubles();
   auto cal = g.dataset("calibration").read_doubles(), err = g.dataset("median_abs_error").read_doubles();
   auto names = g.dataset("algorithm").read_strings();
-  if (hi.size() != lo.size() || cal.size() != lo.size() || err.size() != lo.size() || names.size() != lo.size())
+  auto ties = g.dataset("indistinguishable").read_strings();
+  if (hi.size() != lo.size() || cal.size() != lo.size() || err.size() != lo.size() || names.size() != lo.size() ||
+      ties.size() != lo.size())
     throw Error(g.where() + ": range datasets differ in length");
   for (std::size_t i = 0; i < lo.size(); ++i) {
     if (!find_algorithm(base_op(bench), names[i]))
       throw Error(g.where() + ": unknown algorithm '" + names[i] + "' for " + bench);
-    a.ranges.push_back({lo[i], hi[i], names[i], cal[i], err[i]});
+    a.ranges.push_back({lo[i], hi[i], names[i], cal[i], err[i], split_list(ties[i])});
   }
   return a;
 }
@@ -213,6 +220,14 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
   }
   if (m.fits.empty()) throw Error(results_path + ": no communication benchmark with enough sizes to fit");
 
+  for (const auto& f : m.fits) {
+    if (f.benchmark != "bandwidth") continue;
+    const CommFit* ping = m.link(f.level);
+    if (!ping) continue;
+    m.loggp.push_back({f.level, f.ranks, ping->fit.segments.front().alpha, f.fit.segments.front().alpha,
+                       f.fit.segments.back().beta});
+  }
+
   // View (b): every collective explained by the algorithms' costs on the pt2pt link.
   for (std::size_t k = 0; k < m.fits.size(); ++k) {
     const CommFit& f = m.fits[k];
@@ -245,6 +260,14 @@ CommModel CommModel::read(const std::string& model_path) {
   }
   for_each_comm_group(file, "comm", [&](const h5::Group& g, const std::string& level, const std::string& bench,
                                         const std::string& dtype) { m.fits.push_back(read_fit(g, level, bench, dtype)); });
+  if (file.has("comm_loggp")) {
+    h5::Group lg = file.group("comm_loggp");
+    for (const auto& level : lg.children()) {
+      h5::Group g = lg.group(level);
+      m.loggp.push_back({level, static_cast<int>(g.attr_int("ranks")), g.attr_double("L_plus_2o"),
+                         g.attr_double("g"), g.attr_double("G")});
+    }
+  }
   for_each_comm_group(file, "comm_algorithms", [&](const h5::Group& g, const std::string& level,
                                                    const std::string& bench, const std::string& dtype) {
     m.algorithms.push_back(read_algorithm_fit(g, level, bench, dtype));
@@ -266,6 +289,15 @@ void CommModel::write(const std::string& model_path, const Provenance& fit_prove
     h5::Group comm = file.create_group("comm");
     for (const auto& f : fits)
       write_fit(comm.create_group(f.level).create_group(f.benchmark).create_group(f.dtype).create_group(rank_group(f.ranks)), f);
+    h5::Group loggp = file.create_group("comm_loggp");
+    for (const auto& l : this->loggp) {
+      h5::Group g = loggp.create_group(l.level);
+      g.set_attr("ranks", std::int64_t{l.ranks});
+      g.set_attr("L_plus_2o", l.L_plus_2o);
+      g.set_attr("g", l.g);
+      g.set_attr("G", l.G);
+      g.set_attr("note", "L+2o from pingpong alpha; g, G from the bandwidth stream's first alpha and last beta");
+    }
     h5::Group algs = file.create_group("comm_algorithms");
     for (const auto& a : algorithms)
       write_algorithm_fit(

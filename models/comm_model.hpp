@@ -37,6 +37,15 @@ struct AlgorithmFit {
   int link_ranks = 0;             // rank count of the pingpong fit used as the link
 };
 
+// LogGP as far as these measurements allow: the ping-pong latency is L + 2o (o is not
+// measured apart from L), the gap g is the time per message of a stream of small
+// messages, G the time per byte of a stream of large ones.
+struct LogGP {
+  std::string level;
+  int ranks = 0;
+  double L_plus_2o = 0, g = 0, G = 0;  // seconds, seconds, seconds per byte
+};
+
 struct Prediction {
   std::string view;                    // "direct" or "algorithm"
   double seconds = 0, lo = 0, hi = 0;  // point estimate and interval
@@ -82,6 +91,7 @@ class CommModel {
  public:
   std::vector<CommFit> fits;
   std::vector<AlgorithmFit> algorithms;
+  std::vector<LogGP> loggp;
   Provenance source;                   // of the results the fit came from
   std::string source_file;
 

@@ -15,10 +15,22 @@ grep -qE 'pingpong 64 B on 2 ranks .*: [0-9.]+ (ns|us) +\[[0-9.]+ (ns|us), [0-9.
 for term in "alpha part" "beta part" "gamma part" "segment" "view"; do contains "$out" "$term"; done
 if grep -q EXTRAPOLATION <<<"$out"; then fail "64 B is inside the fitted range but was flagged"; fi
 
-expect_rc 0 "$sextant" predict "$model" --op allreduce --bytes 64M --ranks 512
+# Beyond the fitted rank count: the algorithm view, flagged as extrapolation in p and n.
+expect_rc 0 "$sextant" predict "$model" --op allreduce --bytes 64M --ranks 512 --explain
+contains "$out" "(algorithm view)"
 contains "$out" "EXTRAPOLATION: 64 MiB is outside the fitted range"
-contains "$out" "EXTRAPOLATION: fitted at 2 ranks"
+contains "$out" "EXTRAPOLATION: algorithm view"
+contains "$out" "costed at 512"
+for term in "alpha part" "beta part" "gamma part" "calibration" "link"; do contains "$out" "$term"; done
 contains "$out" "busbw"
+# A benchmark without an algorithm model (pingpong) at another p says the direct view cannot scale.
+expect_rc 0 "$sextant" predict "$model" --op pingpong --bytes 8 --ranks 8
+contains "$out" "does not scale with ranks"
+
+# Held-out check runs on the same file.
+expect_rc 0 "$sextant" fit "$results" --holdout
+contains "$out" "MAPE"
+contains "$out" "allreduce"
 
 expect_rc 0 "$sextant" predict "$model"
 contains "$out" "communication fits"

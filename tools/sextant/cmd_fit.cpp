@@ -74,6 +74,20 @@ void register_fit(CLI::App& app, Context& ctx) {
                   f.dtype.c_str(), f.ranks, f.fit.segments.size(), s0.alpha * 1e6,
                   sl.beta > 0 ? 1e-9 / sl.beta : 0.0, rms * 100, f.oversubscribed ? "  (oversubscribed)" : "");
     }
+    for (const auto& l : model.loggp)
+      std::printf("LogGP %s: L+2o %s  g %s  G %s/byte (%.3f GB/s)\n", l.level.c_str(),
+                  format_seconds(l.L_plus_2o).c_str(), format_seconds(l.g).c_str(), format_seconds(l.G).c_str(),
+                  l.G > 0 ? 1e-9 / l.G : 0.0);
+    for (const auto& a : model.algorithms) {
+      std::printf("algorithms %s %s p=%d:", a.benchmark.c_str(), a.level.c_str(), a.ranks);
+      for (const auto& r : a.ranges) {
+        std::string alg = r.algorithm;
+        for (const auto& t : r.indistinguishable) alg += "=" + t;
+        std::printf(" %s..%s %s (x%.2f);", format_bytes(r.lo_bytes).c_str(), format_bytes(r.hi_bytes).c_str(),
+                    alg.c_str(), r.calibration);
+      }
+      std::printf("\n");
+    }
     std::cerr << "sextant: wrote " << out << " (" << model.fits.size() << " fits)\n";
   });
 }
