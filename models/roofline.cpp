@@ -1,0 +1,264 @@
+#include "models/roofline.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace sextant::model {
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  auto n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Sum of squared deviations of y[i..j] from their mean.
+double sse(const std::vector<double>& y, std::size_t i, std::size_t j) {
+  double mean = 0;
+  for (std::size_t k = i; k <= j; ++k) mean += y[k];
+  mean /= static_cast<double>(j - i + 1);
+  double s = 0;
+  for (std::size_t k = i; k <= j; ++k) s += (y[k] - mean) * (y[k] - mean);
+  return s;
+}
+
+// Nelder-Mead on a small dimension; enough for three parameters.
+template <class F>
+std::array<double, 3> nelder_mead(F f, std::array<double, 3> x0, double step) {
+  constexpr int n = 3;
+  std::array<std::array<double, 3>, n + 1> s;
+  std::array<double, n + 1> v;
+  for (int i = 0; i <= n; ++i) {
+    s[i] = x0;
+    if (i > 0) s[i][i - 1] += step;
+    v[i] = f(s[i]);
+  }
+  for (int iter = 0; iter < 2000; ++iter) {
+    std::array<int, n + 1> idx{0, 1, 2, 3};
+    std::sort(idx.begin(), idx.end(), [&](int a, int b) { return v[a] < v[b]; });
+    auto best = idx[0], worst = idx[n], second = idx[n - 1];
+    if (std::fabs(v[worst] - v[best]) < 1e-14 * (1 + std::fabs(v[best]))) break;
+    std::array<double, 3> c{};
+    for (int i = 0; i <= n; ++i)
+      if (i != worst)
+        for (int d = 0; d < n; ++d) c[d] += s[i][d] / n;
+    auto along = [&](double t) {
+      std::array<double, 3> p;
+      for (int d = 0; d < n; ++d) p[d] = c[d] + t * (s[worst][d] - c[d]);
+      return p;
+    };
+    auto r = along(-1);
+    double fr = f(r);
+    if (fr < v[best]) {
+      auto e = along(-2);
+      double fe = f(e);
+      if (fe < fr) s[worst] = e, v[worst] = fe;
+      else s[worst] = r, v[worst] = fr;
+    } else if (fr < v[second]) {
+      s[worst] = r, v[worst] = fr;
+    } else {
+      auto k = along(0.5);
+      double fk = f(k);
+      if (fk < v[worst]) {
+        s[worst] = k, v[worst] = fk;
+      } else {
+        for (int i = 0; i <= n; ++i)
+          if (i != best) {
+            for (int d = 0; d < n; ++d) s[i][d] = s[best][d] + 0.5 * (s[i][d] - s[best][d]);
+            v[i] = f(s[i]);
+          }
+      }
+    }
+  }
+  int best = 0;
+  for (int i = 1; i <= n; ++i)
+    if (v[i] < v[best]) best = i;
+  return s[best];
+}
+
+}  // namespace
+
+std::vector<MemoryLevel> detect_memory_levels(std::span<const CurvePoint> curve, std::span<const double> cache_bytes,
+                                              std::size_t max_levels, double min_step) {
+  std::vector<CurvePoint> pts(curve.begin(), curve.end());
+  std::erase_if(pts, [](const CurvePoint& p) { return !(p.bandwidth > 0) || !(p.bytes > 0); });
+  std::sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  const std::size_t n = pts.size();
+  if (n < 2) throw std::invalid_argument("memory levels need at least 2 sweep points");
+  std::vector<double> y;
+  for (const auto& p : pts) y.push_back(std::log(p.bandwidth));
+
+  // best[k][j]: minimal SSE of y[0..j] in k+1 plateaus; from[k][j]: start of the last one.
+  const std::size_t kmax = std::min(max_levels, n / 2);
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> best(kmax, std::vector<double>(n, inf));
+  std::vector<std::vector<std::size_t>> from(kmax, std::vector<std::size_t>(n, 0));
+  for (std::size_t j = 1; j < n; ++j) best[0][j] = sse(y, 0, j);
+  for (std::size_t k = 1; k < kmax; ++k)
+    for (std::size_t j = 2 * k + 1; j < n; ++j)
+      for (std::size_t i = 2 * k; i + 1 <= j; ++i) {
+        double c = best[k - 1][i - 1] + sse(y, i, j);
+        if (c < best[k][j]) {
+          best[k][j] = c;
+          from[k][j] = i;
+        }
+      }
+  // BIC with a floor on the variance (1% noise) so exact data is not split on rounding.
+  std::size_t chosen = 0;
+  double chosen_bic = inf, prev_sse = inf;
+  for (std::size_t k = 0; k < kmax; ++k) {
+    double s = best[k][n - 1];
+    if (!std::isfinite(s)) break;
+    double var = std::max(s / static_cast<double>(n), 1e-4);
+    double bic = static_cast<double>(n) * std::log(var) + static_cast<double>(2 * k + 1) * std::log(static_cast<double>(n));
+    if (k > 0 && s > 0.5 * prev_sse) break;  // a further level must halve the error
+    if (bic < chosen_bic) {
+      chosen_bic = bic;
+      chosen = k;
+    }
+    prev_sse = s;
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  for (std::size_t k = chosen, j = n - 1;; --k) {
+    std::size_t i = k == 0 ? 0 : from[k][j];
+    spans.insert(spans.begin(), {i, j});
+    if (k == 0) break;
+    j = i - 1;
+  }
+  std::vector<MemoryLevel> levels;
+  for (auto [i, j] : spans) {
+    std::vector<double> bw;
+    for (std::size_t k = i; k <= j; ++k) bw.push_back(pts[k].bandwidth);
+    MemoryLevel l{"", pts[i].bytes, pts[j].bytes, median_of(bw), j - i + 1};
+    // Neighbouring plateaus within min_step of each other are one level.
+    if (!levels.empty() && std::fabs(std::log(l.bandwidth / levels.back().bandwidth)) < min_step) {
+      auto& prev = levels.back();
+      std::vector<double> all;
+      for (std::size_t k = 0; k < n; ++k)
+        if (pts[k].bytes >= prev.lo_bytes && pts[k].bytes <= l.hi_bytes) all.push_back(pts[k].bandwidth);
+      prev.hi_bytes = l.hi_bytes;
+      prev.bandwidth = median_of(all);
+      prev.points += l.points;
+    } else {
+      levels.push_back(l);
+    }
+  }
+  // Names: the cache a plateau's working sets fit in, else DRAM beyond the last cache.
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    auto& l = levels[k];
+    l.name = "level " + std::to_string(k + 1);
+    double mid = std::sqrt(l.lo_bytes * l.hi_bytes);
+    for (std::size_t c = 0; c < cache_bytes.size(); ++c)
+      if (mid <= cache_bytes[c]) {
+        l.name = "L" + std::to_string(c + 1);
+        break;
+      }
+    if (!cache_bytes.empty() && mid > cache_bytes.back()) l.name = "DRAM";
+  }
+  return levels;
+}
+
+double Ceilings::bandwidth_for(double ws) const {
+  if (memory.empty()) throw std::invalid_argument("no memory levels measured");
+  const MemoryLevel* best = &memory.front();
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const auto& l : memory) {
+    if (ws >= l.lo_bytes && ws <= l.hi_bytes) return l.bandwidth;
+    double d = std::min(std::fabs(std::log(ws / l.lo_bytes)), std::fabs(std::log(ws / l.hi_bytes)));
+    if (d < best_d) {
+      best_d = d;
+      best = &l;
+    }
+  }
+  return best->bandwidth;
+}
+
+double Ceilings::peak_for(const std::string& dtype) const {
+  auto it = peak_flops.find(dtype);
+  if (it == peak_flops.end()) throw std::invalid_argument("no peak FLOP/s measured for dtype '" + dtype + "'");
+  return it->second;
+}
+
+double OperatorModel::predict(const Ceilings& c, double flops, double bytes) const {
+  double compute = flops > 0 ? flops / (e_compute * c.peak_for(dtype)) : 0;
+  double memory = bytes > 0 ? bytes / (e_memory * c.bandwidth_for(bytes)) : 0;
+  return std::max(compute, memory) + t0;
+}
+
+std::string OperatorModel::bound(const Ceilings& c, double flops, double bytes) const {
+  double compute = flops > 0 ? flops / (e_compute * c.peak_for(dtype)) : 0;
+  double memory = bytes > 0 ? bytes / (e_memory * c.bandwidth_for(bytes)) : 0;
+  return compute >= memory ? "compute" : "memory";
+}
+
+OperatorModel fit_operator(const Ceilings& c, std::span<const OperatorSample> samples) {
+  if (samples.empty()) throw std::invalid_argument("no samples to fit an operator model");
+  OperatorModel m;
+  m.family = samples.front().family;
+  m.dtype = samples.front().dtype;
+  m.shapes = samples.size();
+  // Parameters: log e_c, log e_m, log t0 (t0 = exp(u), so t0 > 0; tiny when not needed).
+  auto model_at = [&](const std::array<double, 3>& x, const OperatorSample& s) {
+    OperatorModel t = m;
+    t.e_compute = std::exp(x[0]);
+    t.e_memory = std::exp(x[1]);
+    t.t0 = std::exp(x[2]);
+    return t.predict(c, s.flops, s.bytes);
+  };
+  auto loss = [&](const std::array<double, 3>& x) {
+    double l = 0;
+    for (const auto& s : samples) {
+      double r = std::log(model_at(x, s) / s.seconds);
+      l += r * r;
+    }
+    return l;
+  };
+  std::vector<double> tmin;
+  for (const auto& s : samples) tmin.push_back(s.seconds);
+  double t_small = *std::min_element(tmin.begin(), tmin.end());
+  std::array<double, 3> best{};
+  double best_loss = std::numeric_limits<double>::infinity();
+  // A few starts: the loss has flat regions where one term never dominates.
+  for (double ec : {0.5, 0.05})
+    for (double em : {0.8, 0.2})
+      for (double t0 : {t_small * 0.3, t_small * 1e-4}) {
+        auto x = nelder_mead(loss, {std::log(ec), std::log(em), std::log(t0)}, 0.7);
+        double l = loss(x);
+        if (l < best_loss) {
+          best_loss = l;
+          best = x;
+        }
+      }
+  m.e_compute = std::exp(best[0]);
+  m.e_memory = std::exp(best[1]);
+  m.t0 = std::exp(best[2]);
+  std::vector<double> errs;
+  for (const auto& s : samples) errs.push_back(std::fabs(m.predict(c, s.flops, s.bytes) - s.seconds) / s.seconds);
+  m.median_rel_error = median_of(errs);
+  return m;
+}
+
+std::vector<CeilingViolation> ceiling_violations(const Ceilings& c, std::span<const OperatorSample> samples,
+                                                 double tolerance) {
+  std::vector<CeilingViolation> out;
+  for (const auto& s : samples) {
+    if (!(s.seconds > 0)) continue;
+    if (s.flops > 0 && c.peak_flops.count(s.dtype)) {
+      double r = s.flops / s.seconds / c.peak_for(s.dtype);
+      if (r > tolerance) out.push_back({&s, "compute", r});
+    }
+    if (s.bytes > 0 && !c.memory.empty()) {
+      double top = 0;
+      for (const auto& l : c.memory) top = std::max(top, l.bandwidth);
+      double r = s.bytes / s.seconds / top;
+      if (r > tolerance) out.push_back({&s, "memory", r});
+    }
+  }
+  return out;
+}
+
+}  // namespace sextant::model

@@ -1,0 +1,109 @@
+// Roofline pieces against synthetic truth: memory levels of a known staircase, an
+// operator model recovering known efficiencies, and ceiling violations flagged.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "models/roofline.hpp"
+
+using namespace sextant::model;
+
+namespace {
+
+// A working-set sweep with 3 levels: 100 GB/s up to 32 KiB, 40 GB/s to 1 MiB, 12 GB/s beyond.
+std::vector<CurvePoint> staircase(unsigned seed, double noise) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> n(0, noise);
+  std::vector<CurvePoint> c;
+  for (double ws = 4096; ws <= 256.0 * 1024 * 1024; ws *= std::sqrt(2.0)) {
+    double bw = ws <= 32768 ? 100e9 : ws <= 1048576 ? 40e9 : 12e9;
+    c.push_back({ws, bw * (1 + n(rng))});
+  }
+  return c;
+}
+
+Ceilings ceilings() {
+  Ceilings c;
+  c.peak_flops["float64"] = 50e9;
+  c.memory = {{"L1", 4096, 32768, 100e9, 4}, {"L2", 32769, 1048576, 40e9, 10}, {"DRAM", 1048577, 1e12, 12e9, 10}};
+  return c;
+}
+
+}  // namespace
+
+TEST(MemoryLevels, FindsTheStaircaseAndNamesItFromCacheSizes) {
+  const double caches[] = {48 * 1024, 2 * 1024 * 1024};
+  for (unsigned seed : {1u, 2u, 3u}) {
+    auto levels = detect_memory_levels(staircase(seed, 0.03), caches);
+    ASSERT_EQ(levels.size(), 3u) << "seed " << seed;
+    EXPECT_NEAR(levels[0].bandwidth, 100e9, 5e9);
+    EXPECT_NEAR(levels[1].bandwidth, 40e9, 2e9);
+    EXPECT_NEAR(levels[2].bandwidth, 12e9, 0.6e9);
+    EXPECT_LE(levels[0].hi_bytes, 32768);
+    EXPECT_GT(levels[1].lo_bytes, 32768 / 1.5);
+    EXPECT_EQ(levels[0].name, "L1");
+    EXPECT_EQ(levels[1].name, "L2");
+    EXPECT_EQ(levels[2].name, "DRAM");
+  }
+}
+
+TEST(MemoryLevels, NoiseOnOneLevelIsOneLevel) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> n(0, 0.05);
+  std::vector<CurvePoint> flat;
+  for (double ws = 4096; ws < 1e9; ws *= 2) flat.push_back({ws, 20e9 * (1 + n(rng))});
+  EXPECT_EQ(detect_memory_levels(flat).size(), 1u);
+}
+
+TEST(Ceilings, BandwidthForAWorkingSetIsItsLevel) {
+  auto c = ceilings();
+  EXPECT_EQ(c.bandwidth_for(16384), 100e9);
+  EXPECT_EQ(c.bandwidth_for(65536), 40e9);
+  EXPECT_EQ(c.bandwidth_for(1e9), 12e9);
+  EXPECT_EQ(c.bandwidth_for(100), 100e9);  // below the sweep: nearest
+  EXPECT_THROW(c.peak_for("float16"), std::invalid_argument);
+}
+
+// Shapes of a GEMM-like family (compute-bound when large) and small memory-bound calls:
+// data from e_c = 0.6, e_m = 0.7, t0 = 3 us with 3% noise is fitted back.
+TEST(OperatorModel, RecoversKnownEfficienciesAndPredictsHeldOutShapes) {
+  auto c = ceilings();
+  OperatorModel truth;
+  truth.family = "gemm";
+  truth.dtype = "float64";
+  truth.e_compute = 0.6;
+  truth.e_memory = 0.7;
+  truth.t0 = 3e-6;
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> noise(0, 0.03);
+  std::vector<OperatorSample> fit, held;
+  int k = 0;
+  for (double m : {16.0, 24.0, 32.0, 48.0, 64.0, 96.0, 128.0, 192.0, 256.0, 384.0, 512.0, 768.0})
+    for (double ratio : {1.0, 4.0}) {
+      double n = m, kk = m / ratio;
+      double flops = 2 * m * n * kk, bytes = 8 * (m * kk + kk * n + 2 * m * n);
+      OperatorSample s{"gemm", "float64", "", flops, bytes, truth.predict(c, flops, bytes) * (1 + noise(rng))};
+      (k++ % 3 == 2 ? held : fit).push_back(s);
+    }
+  auto m = fit_operator(c, fit);
+  EXPECT_NEAR(m.e_compute, 0.6, 0.05);
+  EXPECT_NEAR(m.t0, 3e-6, 1e-6);
+  EXPECT_LT(m.median_rel_error, 0.05);
+  std::vector<double> err;
+  for (const auto& s : held) err.push_back(std::fabs(m.predict(c, s.flops, s.bytes) / s.seconds - 1));
+  std::sort(err.begin(), err.end());
+  EXPECT_LT(err[err.size() / 2], 0.05);
+}
+
+TEST(OperatorModel, FasterThanACeilingIsFlagged) {
+  auto c = ceilings();
+  std::vector<OperatorSample> s{{"triad", "float64", "big", 2e6, 24e6, 24e6 / 150e9},  // 150 GB/s > 100
+                                {"fma", "float64", "peak", 1e9, 0, 1e9 / 80e9},         // 80 GF > 50
+                                {"triad", "float64", "ok", 2e6, 24e6, 24e6 / 11e9}};
+  auto v = ceiling_violations(c, s);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].ceiling, "memory");
+  EXPECT_NEAR(v[0].ratio, 1.5, 1e-9);
+  EXPECT_EQ(v[1].ceiling, "compute");
+}
