@@ -275,7 +275,31 @@ CommModel CommModel::read(const std::string& model_path) {
   return m;
 }
 
+void CommModel::write_into(h5::Group& root) const {
+  h5::Group comm = root.create_group("comm");
+  for (const auto& f : fits)
+    write_fit(comm.create_group(f.level).create_group(f.benchmark).create_group(f.dtype).create_group(rank_group(f.ranks)), f);
+  h5::Group lg = root.create_group("comm_loggp");
+  for (const auto& l : loggp) {
+    h5::Group g = lg.create_group(l.level);
+    g.set_attr("ranks", std::int64_t{l.ranks});
+    g.set_attr("L_plus_2o", l.L_plus_2o);
+    g.set_attr("g", l.g);
+    g.set_attr("G", l.G);
+    g.set_attr("note", "L+2o from pingpong alpha; g, G from the bandwidth stream's first alpha and last beta");
+  }
+  h5::Group algs = root.create_group("comm_algorithms");
+  for (const auto& a : algorithms)
+    write_algorithm_fit(
+        algs.create_group(a.level).create_group(a.benchmark).create_group(a.dtype).create_group(rank_group(a.ranks)), a);
+}
+
 void CommModel::write(const std::string& model_path, const Provenance& fit_provenance) const {
+  write_model_file(model_path, fit_provenance, source, source_file, [&](h5::Group& root) { write_into(root); });
+}
+
+void write_model_file(const std::string& model_path, const Provenance& fit_provenance, const Provenance& source,
+                      const std::string& source_file, const std::function<void(h5::Group&)>& write_parts) {
   std::string tmp = model_path + ".tmp";
   {
     h5::File file(tmp, h5::File::Mode::create_truncate);
@@ -286,22 +310,7 @@ void CommModel::write(const std::string& model_path, const Provenance& fit_prove
     src.set_attr("ranks", static_cast<std::int64_t>(source.ranks));
     h5::Group env = src.create_group("environment");
     for (const auto& [k, v] : source.environment) env.set_attr(k, v);
-    h5::Group comm = file.create_group("comm");
-    for (const auto& f : fits)
-      write_fit(comm.create_group(f.level).create_group(f.benchmark).create_group(f.dtype).create_group(rank_group(f.ranks)), f);
-    h5::Group loggp = file.create_group("comm_loggp");
-    for (const auto& l : this->loggp) {
-      h5::Group g = loggp.create_group(l.level);
-      g.set_attr("ranks", std::int64_t{l.ranks});
-      g.set_attr("L_plus_2o", l.L_plus_2o);
-      g.set_attr("g", l.g);
-      g.set_attr("G", l.G);
-      g.set_attr("note", "L+2o from pingpong alpha; g, G from the bandwidth stream's first alpha and last beta");
-    }
-    h5::Group algs = file.create_group("comm_algorithms");
-    for (const auto& a : algorithms)
-      write_algorithm_fit(
-          algs.create_group(a.level).create_group(a.benchmark).create_group(a.dtype).create_group(rank_group(a.ranks)), a);
+    write_parts(file);
     file.flush();
   }
   std::error_code ec;

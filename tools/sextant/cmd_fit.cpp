@@ -1,9 +1,12 @@
 // sextant fit RESULTS [-o MODEL]: fit models to a results file.
 #include <algorithm>
 #include <iostream>
+#include <optional>
 
 #include "core/units.hpp"
+#include "core/schema.hpp"
 #include "models/comm_model.hpp"
+#include "models/compute_model.hpp"
 #include "suites/common/runtime.hpp"
 #include "tools/sextant/cli.hpp"
 
@@ -44,25 +47,7 @@ void print_holdout(const std::string& results) {
   std::printf("over benchmarks: <64KiB median %.1f%% max %.1f%%   >=64KiB median %.1f%% max %.1f%%\n", med(small),
               worst(small), med(large), worst(large));
 }
-}  // namespace
-
-void register_fit(CLI::App& app, Context& ctx) {
-  auto results = std::make_shared<std::string>();
-  auto output = std::make_shared<std::string>();
-  auto holdout = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("fit", "Fit models to a results file and write a model file");
-  cmd->add_option("results", *results, "results file (sextant.results)")->required();
-  cmd->add_option("-o,--output", *output, "model file (default RESULTS with .model.h5)");
-  cmd->add_flag("--holdout", *holdout,
-                "check instead of writing: fit every other size, report the error on the sizes left out");
-  cmd->callback([&ctx, results, output, holdout] {
-    if (*holdout) {
-      print_holdout(*results);
-      return;
-    }
-    std::string out = output->empty() ? default_model_path(*results) : *output;
-    auto model = model::CommModel::fit_results(*results);
-    model.write(out, local_provenance(ctx.argc, ctx.argv));
+void print_comm_fits(const model::CommModel& model) {
     std::printf("%-16s %-6s %-8s %5s %4s %12s %12s %10s\n", "benchmark", "level", "dtype", "ranks", "seg",
                 "alpha(us)", "bw(GB/s)", "max rms");
     for (const auto& f : model.fits) {
@@ -88,7 +73,67 @@ void register_fit(CLI::App& app, Context& ctx) {
       }
       std::printf("\n");
     }
-    std::cerr << "sextant: wrote " << out << " (" << model.fits.size() << " fits)\n";
+}
+
+void print_compute_fits(const model::ComputeModel& m) {
+  std::printf("compute ceilings (%d threads per rank):", m.threads);
+  for (const auto& [dtype, p] : m.ceilings.peak_flops) std::printf("  %s %.2f GFLOP/s", dtype.c_str(), p / 1e9);
+  std::printf("\n");
+  for (const auto& l : m.ceilings.memory)
+    std::printf("  memory %-8s %10s .. %-10s %8.2f GB/s\n", l.name.c_str(), format_bytes(l.lo_bytes).c_str(),
+                format_bytes(l.hi_bytes).c_str(), l.bandwidth / 1e9);
+  std::printf("%-16s %-8s %7s %10s %10s %10s %12s\n", "operator", "dtype", "shapes", "e_compute", "e_memory",
+              "t0(us)", "median err");
+  for (const auto& o : m.operators)
+    std::printf("%-16s %-8s %7zu %10.3f %10.3f %10.2f %11.1f%%\n", o.family.c_str(), o.dtype.c_str(), o.shapes,
+                o.e_compute, o.e_memory, o.t0 * 1e6, 100 * o.median_rel_error);
+}
+
+}  // namespace
+
+void register_fit(CLI::App& app, Context& ctx) {
+  auto results = std::make_shared<std::string>();
+  auto output = std::make_shared<std::string>();
+  auto holdout = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("fit", "Fit models to a results file and write a model file");
+  cmd->add_option("results", *results, "results file (sextant.results)")->required();
+  cmd->add_option("-o,--output", *output, "model file (default RESULTS with .model.h5)");
+  cmd->add_flag("--holdout", *holdout,
+                "check instead of writing: fit every other size, report the error on the sizes left out");
+  cmd->callback([&ctx, results, output, holdout] {
+    if (*holdout) {
+      print_holdout(*results);
+      return;
+    }
+    std::string out = output->empty() ? default_model_path(*results) : *output;
+    Provenance source;
+    bool has_comm = false, has_compute = false;
+    {
+      h5::File f = open_checked(*results, results_schema);
+      source = read_provenance(f.group("meta"));
+      has_comm = f.has("comm");
+      has_compute = f.has("compute");
+    }
+    if (!has_comm && !has_compute) throw Error(*results + ": no /comm or /compute results to fit");
+    std::optional<model::CommModel> comm;
+    std::optional<model::ComputeModel> compute;
+    if (has_comm) {
+      comm = model::CommModel::fit_results(*results);
+      print_comm_fits(*comm);
+    }
+    if (has_compute) {
+      compute = model::ComputeModel::fit_results(*results);
+      print_compute_fits(*compute);
+    }
+    model::write_model_file(out, local_provenance(ctx.argc, ctx.argv), source, *results, [&](h5::Group& root) {
+      if (comm) comm->write_into(root);
+      if (compute) compute->write_into(root);
+    });
+    std::cerr << "sextant: wrote " << out << "\n";
+    if (compute && !compute->violations.empty()) {
+      for (const auto& v : compute->violations) std::cerr << "sextant: ERROR: measured faster than a ceiling: " << v << "\n";
+      ctx.exit_code = 1;
+    }
   });
 }
 

@@ -49,7 +49,7 @@ void register_predict(CLI::App& app, Context&) {
     }
     auto p = m.predict(a->op, bytes, ranks, a->level, a->dtype);
     std::printf("%s %s on %d ranks (%s, %s): %s  [%s, %s]  busbw %.3f GB/s  (%s view)\n", a->op.c_str(),
-                format_bytes(bytes).c_str(), ranks, a->level.c_str(), a->dtype.c_str(),
+                format_bytes(bytes).c_str(), ranks, a->level.c_str(), p.view == "direct" ? p.from->dtype.c_str() : a->dtype.c_str(),
                 format_seconds(p.seconds).c_str(), format_seconds(p.lo).c_str(), format_seconds(p.hi).c_str(),
                 p.busbw / 1e9, p.view.c_str());
     double lo = p.algorithm_fit ? p.algorithm_fit->ranges.front().lo_bytes : p.from->bytes_min;

@@ -1,0 +1,201 @@
+#include "models/compute_model.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "core/error.hpp"
+#include "core/schema.hpp"
+
+namespace sextant::model {
+namespace {
+
+// /compute/kernels/<kernel>/<dtype>: datasets shape, flops, bytes, median (per shape).
+std::vector<KernelPoint> read_kernel_points(const h5::Group& compute) {
+  std::vector<KernelPoint> out;
+  if (!compute.has("kernels")) return out;
+  h5::Group kernels = compute.group("kernels");
+  for (const auto& name : kernels.children()) {
+    h5::Group kg = kernels.group(name);
+    for (const auto& dtype : kg.children()) {
+      h5::Group g = kg.group(dtype);
+      auto shapes = g.dataset("shape").read_strings();
+      auto flops = g.dataset("flops").read_doubles();
+      auto bytes = g.dataset("bytes").read_doubles();
+      auto median = g.dataset("median").read_doubles();
+      if (flops.size() != shapes.size() || bytes.size() != shapes.size() || median.size() != shapes.size())
+        throw Error(g.where() + ": datasets shape, flops, bytes and median differ in length");
+      std::string family = g.attr_string("family");
+      for (std::size_t i = 0; i < shapes.size(); ++i)
+        if (median[i] > 0) out.push_back({name, family, dtype, shapes[i], flops[i], bytes[i], median[i]});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool ComputeModel::has_compute(const std::string& path) {
+  h5::File f(path, h5::File::Mode::read);
+  return f.has("compute");
+}
+
+ComputeModel ComputeModel::fit_results(const std::string& results_path) {
+  h5::File file = open_checked(results_path, results_schema);
+  if (!file.has("compute")) throw Error(results_path + ": no /compute group (run the compute suite)");
+  h5::Group compute = file.group("compute");
+  ComputeModel m;
+  if (compute.has_attr("threads")) m.threads = static_cast<int>(compute.attr_int("threads"));
+  m.points = read_kernel_points(compute);
+
+  // Peak: the best rate of the peak-FLOP kernels, per dtype.
+  for (const auto& p : m.points)
+    if (p.family == "peak") m.ceilings.peak_flops[p.dtype] = std::max(m.ceilings.peak_flops[p.dtype], p.flops / p.seconds);
+  // Memory levels: plateaus of the triad working-set sweep (float64 if present).
+  std::vector<double> caches;
+  if (compute.has_attr("cache_bytes")) caches = compute.attr_doubles("cache_bytes");
+  if (compute.has("sweep")) {
+    h5::Group sweep = compute.group("sweep");
+    std::string kernel = sweep.has("triad") ? "triad" : sweep.children().front();
+    h5::Group kg = sweep.group(kernel);
+    h5::Group g = kg.group(kg.has("float64") ? "float64" : kg.children().front());
+    auto ws = g.dataset("working_set").read_doubles();
+    auto bw = g.dataset("bandwidth").read_doubles();
+    std::vector<CurvePoint> curve;
+    for (std::size_t i = 0; i < ws.size() && i < bw.size(); ++i) curve.push_back({ws[i], bw[i]});
+    if (curve.size() >= 2) m.ceilings.memory = detect_memory_levels(curve, caches);
+  }
+  if (m.ceilings.peak_flops.empty()) throw Error(results_path + ": /compute has no peak-FLOP measurement");
+  if (m.ceilings.memory.empty()) throw Error(results_path + ": /compute has no working-set sweep");
+
+  std::map<std::pair<std::string, std::string>, std::vector<OperatorSample>> families;
+  for (const auto& p : m.points)
+    if (p.family != "peak" && m.ceilings.peak_flops.count(p.dtype))
+      families[{p.family, p.dtype}].push_back({p.family, p.dtype, p.shape, p.flops, p.bytes, p.seconds});
+  for (const auto& [key, samples] : families) {
+    if (samples.size() < 2) continue;
+    m.operators.push_back(fit_operator(m.ceilings, samples));
+    for (const auto& v : ceiling_violations(m.ceilings, samples))
+      m.violations.push_back(v.sample->family + " " + v.sample->dtype + " " + v.sample->shape + ": " +
+                             std::to_string(v.ratio) + "x the " + v.ceiling + " ceiling");
+  }
+  return m;
+}
+
+std::optional<ComputeModel> ComputeModel::read(const std::string& model_path) {
+  h5::File file = open_checked(model_path, model_schema);
+  if (!file.has("compute")) return std::nullopt;
+  h5::Group c = file.group("compute");
+  ComputeModel m;
+  m.threads = static_cast<int>(c.attr_int("threads"));
+  h5::Group ceil = c.group("ceilings");
+  for (const auto& name : ceil.attr_names())
+    if (name.rfind("peak_flops_", 0) == 0) m.ceilings.peak_flops[name.substr(11)] = ceil.attr_double(name);
+  auto names = ceil.dataset("level").read_strings();
+  auto lo = ceil.dataset("lo_bytes").read_doubles(), hi = ceil.dataset("hi_bytes").read_doubles();
+  auto bw = ceil.dataset("bandwidth").read_doubles();
+  if (lo.size() != names.size() || hi.size() != names.size() || bw.size() != names.size())
+    throw Error(ceil.where() + ": memory level datasets differ in length");
+  for (std::size_t i = 0; i < names.size(); ++i) m.ceilings.memory.push_back({names[i], lo[i], hi[i], bw[i], 0});
+  h5::Group ops = c.group("operators");
+  for (const auto& family : ops.children()) {
+    h5::Group fg = ops.group(family);
+    for (const auto& dtype : fg.children()) {
+      h5::Group g = fg.group(dtype);
+      OperatorModel o;
+      o.family = family;
+      o.dtype = dtype;
+      o.e_compute = g.attr_double("e_compute");
+      o.e_memory = g.attr_double("e_memory");
+      o.t0 = g.attr_double("t0");
+      o.median_rel_error = g.attr_double("median_rel_error");
+      o.shapes = static_cast<std::size_t>(g.attr_int("shapes"));
+      m.operators.push_back(o);
+    }
+  }
+  if (c.has("points")) {
+    h5::Group p = c.group("points");
+    auto kernel = p.dataset("kernel").read_strings(), family = p.dataset("family").read_strings();
+    auto dtype = p.dataset("dtype").read_strings(), shape = p.dataset("shape").read_strings();
+    auto flops = p.dataset("flops").read_doubles(), bytes = p.dataset("bytes").read_doubles();
+    auto sec = p.dataset("seconds").read_doubles();
+    for (std::size_t i = 0; i < kernel.size() && i < sec.size(); ++i)
+      m.points.push_back({kernel[i], family[i], dtype[i], shape[i], flops[i], bytes[i], sec[i]});
+  }
+  return m;
+}
+
+void ComputeModel::write_into(h5::Group& root) const {
+  h5::Group c = root.create_group("compute");
+  c.set_attr("threads", std::int64_t{threads});
+  c.set_attr("model", "t = max(F / (e_compute * peak), B / (e_memory * BW(level of B))) + t0");
+  h5::Group ceil = c.create_group("ceilings");
+  for (const auto& [dtype, p] : ceilings.peak_flops) ceil.set_attr("peak_flops_" + dtype, p);
+  std::vector<std::string> names;
+  std::vector<double> lo, hi, bw;
+  for (const auto& l : ceilings.memory) {
+    names.push_back(l.name);
+    lo.push_back(l.lo_bytes);
+    hi.push_back(l.hi_bytes);
+    bw.push_back(l.bandwidth);
+  }
+  ceil.write("level", names);
+  ceil.write("lo_bytes", lo);
+  ceil.write("hi_bytes", hi);
+  ceil.write("bandwidth", bw);
+  h5::Group ops = c.create_group("operators");
+  for (const auto& o : operators) {
+    h5::Group g = ops.create_group(o.family).create_group(o.dtype);
+    g.set_attr("e_compute", o.e_compute);
+    g.set_attr("e_memory", o.e_memory);
+    g.set_attr("t0", o.t0);
+    g.set_attr("median_rel_error", o.median_rel_error);
+    g.set_attr("shapes", static_cast<std::int64_t>(o.shapes));
+  }
+  h5::Group p = c.create_group("points");
+  std::vector<std::string> kernel, family, dtype, shape;
+  std::vector<double> flops, bytes, sec;
+  for (const auto& k : points) {
+    kernel.push_back(k.kernel);
+    family.push_back(k.family);
+    dtype.push_back(k.dtype);
+    shape.push_back(k.shape);
+    flops.push_back(k.flops);
+    bytes.push_back(k.bytes);
+    sec.push_back(k.seconds);
+  }
+  p.write("kernel", kernel);
+  p.write("family", family);
+  p.write("dtype", dtype);
+  p.write("shape", shape);
+  p.write("flops", flops);
+  p.write("bytes", bytes);
+  p.write("seconds", sec);
+  c.write("ceiling_violations", violations);
+}
+
+const OperatorModel* ComputeModel::find(const std::string& family, const std::string& dtype) const {
+  for (const auto& o : operators)
+    if (o.family == family && o.dtype == dtype) return &o;
+  return nullptr;
+}
+
+ComputeModel::Estimate ComputeModel::predict(const std::string& family, const std::string& dtype, double flops,
+                                             double bytes) const {
+  Estimate e;
+  if (const OperatorModel* o = find(family, dtype)) {
+    e.seconds = o->predict(ceilings, flops, bytes);
+    e.bound = o->bound(ceilings, flops, bytes);
+    e.calibrated = true;
+    return e;
+  }
+  // No calibration for this family: the roofline bound (efficiency 1, no fixed cost).
+  OperatorModel bound;
+  bound.family = family;
+  bound.dtype = dtype;
+  e.seconds = bound.predict(ceilings, flops, bytes);
+  e.bound = bound.bound(ceilings, flops, bytes);
+  return e;
+}
+
+}  // namespace sextant::model

@@ -1,0 +1,74 @@
+#pragma once
+// What one training step of the transformer proxy does, as data: per pipeline stage,
+// the operators of one micro-batch (forward, backward) with their FLOP and byte
+// counts, the communication each phase issues, and the optimizer step. The proxy
+// (suites/train) executes exactly this decomposition; the step predictor
+// (models/step_predictor) costs it with the operator and collective models. Sharing
+// one plan keeps the two consistent by construction. No MPI, no Kokkos here.
+#include <string>
+#include <vector>
+
+namespace sextant::model {
+
+enum class Schedule { gpipe, one_f_one_b };
+enum class Optimizer { sgd, adamw };
+
+struct TrainConfig {
+  // Model
+  int layers = 2, hidden = 64, heads = 4, seq = 32, vocab = 256;
+  // Batch: global batch = micro_batch * micro_batches * dp
+  int micro_batch = 2, global_batch = 8;
+  // Parallelism (dp * tp * pp = ranks)
+  int dp = 1, tp = 1, pp = 1;
+  Schedule schedule = Schedule::one_f_one_b;
+  Optimizer optimizer = Optimizer::adamw;
+  bool zero1 = false;           // optimizer state sharded over dp (reduce_scatter + allgather)
+  bool overlap_dp = false;      // gradient allreduce per bucket, overlapped with backward
+  double bucket_bytes = 1 << 20;
+  std::string dtype = "float32";
+  int micro_batches() const;    // global_batch / (micro_batch * dp); validated by validate()
+  int ranks() const { return dp * tp * pp; }
+  void validate() const;        // throws sextant::UsageError naming the inconsistent option
+};
+
+struct ComputeOp {
+  std::string name;     // "layer3.fc1" (stable, for matching measured traces)
+  std::string family;   // operator family of the compute model: gemm, layernorm, ...
+  std::string shape;    // e.g. "M=64,N=256,K=64"
+  double flops = 0, bytes = 0;
+};
+
+struct CommOp {
+  std::string name;        // "layer3.attn_out.tp_allreduce"
+  std::string kind;        // "tp", "dp", "pp"
+  std::string collective;  // benchmark name of the comm model: allreduce, pingpong, ...
+  double bytes = 0;        // in that benchmark's size unit (docs/comm-suite.md)
+  int ranks = 1;           // communicator size
+};
+
+// One phase of one micro-batch on one stage: compute and the communication issued
+// after the named compute op (in order).
+struct Phase {
+  std::vector<ComputeOp> compute;
+  std::vector<CommOp> comm;  // blocking; their time adds to the phase
+};
+
+struct StagePlan {
+  int stage = 0;
+  int layers_first = 0, layers_count = 0;
+  Phase forward, backward;      // per micro-batch
+  CommOp send_activation;       // to the next stage (empty name on the last stage)
+  CommOp send_gradient;         // to the previous stage (empty name on the first)
+  std::vector<CommOp> dp_sync;  // gradient sync per step (buckets), in backward order
+  Phase optimizer;              // per step
+  double parameters = 0;        // on this stage and tp rank
+};
+
+struct StepPlan {
+  TrainConfig config;
+  std::vector<StagePlan> stages;  // pp entries
+};
+
+StepPlan plan_step(const TrainConfig& config);
+
+}  // namespace sextant::model
