@@ -26,11 +26,13 @@ skip_unless_possible() {
   done
 }
 
-# A TCP port nobody listens on (checked, then used: good enough for a test machine).
+# A TCP port nobody listens on (checked with ss where present, then used: good
+# enough for a test machine).
 free_port() {
   local p
   for _ in $(seq 1 200); do
     p=$((20000 + RANDOM % 20000))
+    command -v ss >/dev/null 2>&1 || { echo "$p"; return; }
     if ! ss -Htln "sport = :$p" 2>/dev/null | grep -q .; then echo "$p"; return; fi
   done
   log "no free port found"; exit 1
@@ -42,6 +44,18 @@ wait_for() {
   local deadline=$(( $(date +%s) + seconds ))
   until "$@" >/dev/null 2>&1; do
     [ "$(date +%s)" -lt "$deadline" ] || return 1
+    sleep 0.2
+  done
+}
+
+# wait_for_daemon SECONDS PIDFILE NAME CMD...: as wait_for, but gives up at once
+# when the daemon has died.
+wait_for_daemon() {
+  local seconds=$1 pidfile=$2 name=$3; shift 3
+  local deadline=$(( $(date +%s) + seconds ))
+  until "$@" >/dev/null 2>&1; do
+    alive "$pidfile" || { log "$name exited (see $dir/log/$name.out)"; return 1; }
+    [ "$(date +%s)" -lt "$deadline" ] || { log "$name not ready after $seconds s"; return 1; }
     sleep 0.2
   done
 }
@@ -70,11 +84,11 @@ start() {
     log "a previous instance was left at $(cat "$pointer"): stopping it first"
     stop
   fi
-  local dir; dir=$(mktemp -d "${TMPDIR:-/tmp}/sextant-slurm.XXXXXX")
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/sextant-slurm.XXXXXX")  # global: the EXIT trap reads it
   chmod 755 "$dir"
   echo "$dir" > "$pointer"
-  # Anything failing from here on leaves nothing running.
-  trap 'log "start failed; logs:"; tail -n 20 "$dir"/log/* >&2 || true; stop' ERR
+  # Anything failing from here on (set -e) leaves nothing running.
+  trap 'log "start failed; logs:"; tail -n 8 "$dir"/log/*.out >&2 || true; stop' EXIT
 
   mkdir -p "$dir/munge" "$dir/log" "$dir/state" "$dir/spool" "$dir/pids"
   chmod 711 "$dir/munge"  # munged refuses a socket directory others can write or not enter
@@ -85,7 +99,7 @@ start() {
     --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/munged.seed" \
     --log-file="$dir/log/munged.log" </dev/null >>"$dir/log/munged.out" 2>&1 &
   echo $! > "$dir/pids/munged"
-  wait_for 10 bash -c "munge -S '$socket' -n | unmunge -S '$socket'" || { log "munged did not come up"; false; }
+  wait_for_daemon 10 "$dir/pids/munged" munged bash -c "munge -S '$socket' -n | unmunge -S '$socket'"
 
   local host ctld_port slurmd_port
   host=$(hostname -s)
@@ -134,29 +148,48 @@ CONF
   : > "$dir/plugstack.conf"
   cat > "$dir/env" <<ENV
 export SLURM_CONF=$dir/slurm.conf
-export SEXTANT_SLURM_DIR=$dir
-export SEXTANT_SLURM_PARTITION=sextant
-export SEXTANT_SLURM_JOBCOMP=$dir/jobcomp.txt
+export TEST_SLURM_DIR=$dir
+export TEST_SLURM_CLUSTER=sextant-test
+export TEST_SLURM_PARTITION=sextant
+export TEST_SLURM_JOBCOMP=$dir/jobcomp.txt
 export PATH=\$PATH:/usr/sbin
 ENV
   export SLURM_CONF=$dir/slurm.conf
   setsid slurmctld -D -i </dev/null >>"$dir/log/slurmctld.out" 2>&1 &
   echo $! > "$dir/pids/slurmctld"
-  wait_for 20 scontrol ping || { log "slurmctld did not answer"; false; }
+  wait_for_daemon 20 "$dir/pids/slurmctld" slurmctld scontrol ping
   setsid slurmd -D </dev/null >>"$dir/log/slurmd.out" 2>&1 &
   echo $! > "$dir/pids/slurmd"
-  wait_for 30 bash -c "sinfo -h -N -o '%T' | grep -qx idle" || { log "node did not become idle"; false; }
-  trap - ERR
+  wait_for_daemon 30 "$dir/pids/slurmd" slurmd bash -c "sinfo -h -N -o '%T' | grep -qx idle"
+  trap - EXIT
   log "up in $dir (ctld port $ctld_port, slurmd port $slurmd_port): $(sinfo -h -N -o '%N %T %c CPUs')"
+}
+
+# slurmstepd processes of this instance (they detach from slurmd): those whose
+# environment carries this instance's SLURM_CONF.
+our_stepds() {
+  local dir=$1 p
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/exe" 2>/dev/null)" = /usr/sbin/slurmstepd ] || continue
+    tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$dir/slurm.conf" && echo "${p#/proc/}"
+  done
+  return 0
 }
 
 stop() {
   PATH=$PATH:/usr/sbin
   [ -f "$pointer" ] || { log "nothing to stop"; return 0; }
-  local dir; dir=$(cat "$pointer")
+  local dir pid; dir=$(cat "$pointer")
   if [ -d "$dir" ]; then
     if alive "$dir/pids/slurmctld"; then
-      SLURM_CONF=$dir/slurm.conf timeout 10 scontrol shutdown >/dev/null 2>&1 || true
+      export SLURM_CONF=$dir/slurm.conf
+      # Jobs a failed or timed-out test left: cancel them and let them drain first.
+      if [ -n "$(squeue -h -o %i 2>/dev/null)" ]; then
+        log "cancelling leftover jobs: $(squeue -h -o %i | tr '\n' ' ')"
+        scancel --full --partition=sextant >/dev/null 2>&1 || true
+        wait_for 15 bash -c '[ -z "$(squeue -h -o %i)" ]' || log "jobs still listed after 15 s"
+      fi
+      timeout 10 scontrol shutdown >/dev/null 2>&1 || true
       for _ in $(seq 1 50); do
         alive "$dir/pids/slurmctld" || alive "$dir/pids/slurmd" || break
         sleep 0.1
@@ -165,6 +198,9 @@ stop() {
     stop_pid "$dir/pids/slurmd" slurmd
     stop_pid "$dir/pids/slurmctld" slurmctld
     stop_pid "$dir/pids/munged" munged
+    for pid in $(our_stepds "$dir"); do
+      log "slurmstepd $pid of this instance is left: KILL"; kill -KILL "$pid" 2>/dev/null || true
+    done
     rm -rf "$dir"
     log "stopped and removed $dir"
   fi
@@ -173,6 +209,6 @@ stop() {
 
 case $action in
   start) start ;;
-  stop) stop ;;
+  stop) [ "$(id -u)" -eq 0 ] || { log "SKIP: needs root (nothing was started)"; exit 77; }; stop ;;
   *) echo "usage: cluster.sh start|stop POINTER_FILE" >&2; exit 2 ;;
 esac

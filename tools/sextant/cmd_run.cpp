@@ -28,7 +28,13 @@ struct RunArgs {
 comm::Options comm_options(const RunArgs& a) {
   comm::Options o;
   if (a.quick) comm::make_quick(o);
-  if (!a.sizes.empty()) o.sizes = parse_byte_range(a.sizes);
+  if (!a.sizes.empty()) {
+    try {
+      o.sizes = parse_byte_range(a.sizes);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("-m/--sizes: ") + e.what());
+    }
+  }
   if (a.factor != 0) o.factor = a.factor;
   if (a.factor != 0 && !(a.factor > 1)) throw UsageError("-f/--factor " + std::to_string(a.factor) + ": must be > 1");
   if (a.iterations != 0) {
