@@ -142,6 +142,12 @@ AlgorithmFit read_algorithm_fit(const h5::Group& g, const std::string& level, co
   return a;
 }
 
+// Is rank count a nearer to want than b? Ties go to the smaller count.
+bool nearer(int a, int b, int want) {
+  int da = std::abs(a - want), db = std::abs(b - want);
+  return da < db || (da == db && a < b);
+}
+
 // The range that covers bytes, else the nearest on a log scale.
 const AlgorithmRange& range_for(const AlgorithmFit& a, double bytes) {
   const AlgorithmRange* best = &a.ranges.front();
@@ -324,7 +330,7 @@ const CommFit* CommModel::find(const std::string& benchmark, const std::string& 
   for (const auto& f : fits) {
     if (f.benchmark != benchmark || f.level != level) continue;
     if (f.dtype != dtype && f.dtype != "byte") continue;
-    if (!best || std::abs(f.ranks - ranks) < std::abs(best->ranks - ranks)) best = &f;
+    if (!best || nearer(f.ranks, best->ranks, ranks)) best = &f;
   }
   return best;
 }
@@ -359,7 +365,7 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
   const AlgorithmFit* algo = nullptr;
   for (const auto& a : algorithms)
     if (a.benchmark == benchmark && a.level == level && a.dtype == f->dtype &&
-        (!algo || std::abs(a.ranks - ranks) < std::abs(algo->ranks - ranks)))
+        (!algo || nearer(a.ranks, algo->ranks, ranks)))
       algo = &a;
   const CommFit* pt2pt = link(level);
 

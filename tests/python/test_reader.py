@@ -5,9 +5,11 @@
 
 SEXTANT_RESULTS: a results file from `sextant run --suite comm`; SEXTANT_MODEL:
 the model `sextant fit` made of it.  Both use the layout
-/comm/<level>/<benchmark>/<dtype>/p<ranks>; files holding several rank counts
-are made here by copying groups.  Optional SEXTANT_BIN: the sextant binary,
-to compare Model.predict with `sextant predict`.  Needs numpy and h5py only
+/comm/<level>/<benchmark>/<dtype>/p<ranks> (the model also /comm_algorithms/...
+and /comm_loggp/<level>); files holding several rank counts, and models with a
+multi-segment link and multi-range algorithm fits, are made here by copying and
+rewriting groups.  Optional SEXTANT_BIN: the sextant binary, to compare
+Model.predict with `sextant predict` (direct and algorithm views).  Needs numpy and h5py only
 (unittest, no pytest).  Exit status: 0 all passed, 1 a test failed, 2 usage.
 """
 import math
@@ -39,16 +41,33 @@ PER_SIZE = ("bytes", "count", "data_bytes", "median", "ci_lo", "ci_hi", "min", "
 NONBLOCKING = ("overlapped", "compute", "overlap_percent")
 GROUP_ATTRS = ("benchmark", "family", "level", "dtype", "op", "sync", "ranks", "busbw_factor", "window",
                "oversubscribed")
-MODEL_ATTRS = ("view", "ranks", "oversubscribed", "busbw_factor", "data_bytes_per_byte", "bytes_min",
-               "bytes_max", "criterion")
+MODEL_ATTRS = ("view", "ranks", "oversubscribed", "busbw_factor", "data_bytes_per_byte", "size_unit",
+               "bytes_min", "bytes_max", "criterion")
+ALGORITHM_ATTRS = ("view", "ranks", "size_unit", "gamma", "link", "link_ranks")
+RANGES = ("lo_bytes", "hi_bytes", "algorithm", "calibration", "median_abs_error", "indistinguishable")
+LOGGP_ATTRS = ("ranks", "L_plus_2o", "g", "G", "note")
+# The algorithms of models/collectives.cpp, per op.
+ALGORITHMS = {
+    "allreduce": ("recursive_doubling", "rabenseifner", "ring"),
+    "allgather": ("ring", "recursive_doubling"),
+    "reduce_scatter": ("recursive_halving", "pairwise"),
+    "bcast": ("binomial", "scatter_allgather"),
+    "reduce": ("binomial", "rabenseifner"),
+    "alltoall": ("bruck", "pairwise"),
+    "gather": ("binomial",),
+    "scatter": ("binomial",),
+    "barrier": ("dissemination",),
+}
 SEGMENT = ("lo_bytes", "hi_bytes", "alpha", "beta", "alpha_ci_lo", "alpha_ci_hi", "beta_ci_lo",
            "beta_ci_hi", "r2", "rms_rel_residual", "points")
 
 
-def raw_keys(f):
-    """(level, benchmark, dtype, ranks) of every p<ranks> group under /comm, read with h5py alone."""
+def raw_keys(f, top="comm"):
+    """(level, benchmark, dtype, ranks) of every p<ranks> group under /<top>, read with h5py alone."""
     out = []
-    for lv, lg in f["comm"].items():
+    if top not in f:
+        return out
+    for lv, lg in f[top].items():
         for bn, bg in lg.items():
             for dt, dg in bg.items():
                 for name in dg:
@@ -57,30 +76,36 @@ def raw_keys(f):
     return sorted(out)
 
 
-def raw_path(key):
-    return "comm/%s/%s/%s/p%d" % key
+def raw_path(key, top="comm"):
+    return "%s/%s/%s/%s/p%d" % ((top,) + tuple(key))
+
+
+def raw_str(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 def merged_copy(src, dst, extra_ranks, scale):
     """Copies src to dst and adds, next to every p<ranks> group, a copy at each
     rank count of extra_ranks with its "ranks" attribute changed and, for a
-    model, alpha and beta multiplied by scale[ranks]: a file as if runs at
-    several communicator sizes had been merged.  Also adds top-level groups
-    (/comm_pt2pt, /compute) that readers must ignore."""
+    model, alpha and beta (and, in /comm_algorithms, the calibration)
+    multiplied by scale[ranks]: a file as if runs at several communicator sizes
+    had been merged.  Also adds top-level groups (/comm_pt2pt, /compute) that
+    readers must ignore."""
     shutil.copyfile(src, dst)
     with h5py.File(dst, "r+") as f:
-        for key in raw_keys(f):
-            dg = f["comm/%s/%s/%s" % key[:3]]
-            for p in extra_ranks:
-                name = "p%d" % p
-                if name in dg:
-                    continue
-                dg.copy(dg["p%d" % key[3]], name)
-                g = dg[name]
-                g.attrs["ranks"] = np.int64(p)
-                for ds in ("alpha", "beta"):
-                    if ds in g:
-                        g[ds][...] = g[ds][()] * scale[p]
+        for top in ("comm", "comm_algorithms"):
+            for key in raw_keys(f, top):
+                dg = f["%s/%s/%s/%s" % ((top,) + key[:3])]
+                for p in extra_ranks:
+                    name = "p%d" % p
+                    if name in dg:
+                        continue
+                    dg.copy(dg["p%d" % key[3]], name)
+                    g = dg[name]
+                    g.attrs["ranks"] = np.int64(p)
+                    for ds in ("alpha", "beta", "calibration"):
+                        if ds in g:
+                            g[ds][...] = g[ds][()] * scale[p]
         # future top-level groups: the Python reader walks /comm only
         junk = f.create_group("comm_pt2pt/world/pingpong/byte/p2")
         junk.attrs["ranks"] = np.int64(2)
@@ -268,6 +293,49 @@ def probe_sizes(g):
     return sorted(sizes)
 
 
+def independent_range(lo, hi, n):
+    """Index of the algorithm range for n bytes: the first holding n, else the
+    nearest on a log1p scale (the first of equally near ones)."""
+    for i in range(len(lo)):
+        if lo[i] <= n <= hi[i]:
+            return i
+    d = [min(abs(math.log1p(n) - math.log1p(lo[i])), abs(math.log1p(n) - math.log1p(hi[i])))
+         for i in range(len(lo))]
+    return d.index(min(d))
+
+
+def independent_algorithm_prediction(f, level, bench, dtype, algo_ranks, n, ranks):
+    """The algorithm view from the raw groups of an open model file f: the
+    algorithm fit at algo_ranks, the pingpong link at the level's smallest rank
+    count, costed with sf.algorithm_cost (checked against closed forms below)."""
+    a = f[raw_path((level, bench, dtype, algo_ranks), "comm_algorithms")]
+    link_p = min(k[3] for k in raw_keys(f) if k[0] == level and k[1] == "pingpong")
+    lg = f[raw_path((level, "pingpong", "byte", link_p))]
+    lo, hi = a["lo_bytes"][()], a["hi_bytes"][()]
+    r = independent_range(lo, hi, n)
+    name = raw_str(a["algorithm"][r])
+    cal = float(a["calibration"][r])
+    op = bench[1:] if bench.startswith("i") and bench[1:] in ALGORITHMS else bench
+    data = n * (ranks if raw_str(a.attrs["size_unit"]) == "per_rank_block" else 1)
+    link = sf.Link(lg["lo_bytes"][()], lg["hi_bytes"][()], lg["alpha"][()], lg["beta"][()], a.attrs["gamma"])
+    c = sf.algorithm_cost(op, name, link, data, ranks)
+    t = c.total() * cal
+    factor = {"allreduce": 2.0 * (ranks - 1) / ranks}.get(
+        op, (ranks - 1) / ranks if op in ("allgather", "reduce_scatter", "alltoall", "gather", "scatter") else 1.0)
+    return {"seconds": t, "algorithm": name, "calibration": cal, "link_ranks": link_p,
+            "alpha_part": c.alpha_part * cal, "beta_part": c.beta_part * cal, "gamma_part": c.gamma_part * cal,
+            "busbw": data / t * factor if t > 0 else 0.0,
+            "extrapolated": bool(n < lo[0] or n > hi[-1])}
+
+
+def check_parts(test, p):
+    """alpha + beta + gamma parts add up to seconds."""
+    test.assertTrue(math.isclose(p["alpha_part"] + p["beta_part"] + p["gamma_part"], p["seconds"],
+                                 rel_tol=1e-12, abs_tol=1e-300), p)
+    if p["view"] == "direct":
+        test.assertEqual(p["gamma_part"], 0.0)
+
+
 class TestModel(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -302,6 +370,63 @@ class TestModel(unittest.TestCase):
             f = self.m.fit(*key)
             self.assertEqual((f["level"], f["benchmark"], f["dtype"], f["ranks"]), key)
             np.testing.assert_array_equal(f["alpha"], g["alpha"][()])
+            self.assertIn(f["attrs"]["size_unit"], ("vector", "per_rank_block"))
+
+    def test_algorithm_fits(self):
+        keys = self.m.algorithms()
+        self.assertEqual(keys, raw_keys(self.raw, "comm_algorithms"))
+        if not keys:
+            self.skipTest("model has no algorithm fits")
+        for key in keys:
+            with self.subTest(group=raw_path(key, "comm_algorithms")):
+                g = self.raw[raw_path(key, "comm_algorithms")]
+                for name in ALGORITHM_ATTRS:
+                    self.assertIn(name, g.attrs)
+                a = self.m.algorithm_fit(*key)
+                self.assertEqual((a["level"], a["benchmark"], a["dtype"], a["ranks"]), key)
+                self.assertEqual(a["attrs"]["view"], "algorithm")
+                self.assertEqual(a["attrs"]["link"], "pingpong")
+                self.assertEqual(a["size_unit"], raw_str(g.attrs["size_unit"]))
+                self.assertIn(a["size_unit"], ("vector", "per_rank_block"))
+                # the direct fit of the same benchmark has the same size unit
+                self.assertEqual(a["size_unit"], self.m.fit(*key)["attrs"]["size_unit"])
+                self.assertEqual(a["gamma"], g.attrs["gamma"])
+                self.assertEqual(a["link_ranks"], g.attrs["link_ranks"])
+                self.assertEqual(a["link_ranks"], self.m.link(key[0])["ranks"])
+                for name in ("lo_bytes", "hi_bytes", "calibration", "median_abs_error"):
+                    np.testing.assert_array_equal(a[name], g[name][()])
+                self.assertEqual(a["algorithm"], [raw_str(x) for x in g["algorithm"][()]])
+                self.assertEqual([",".join(t) for t in a["indistinguishable"]],
+                                 [raw_str(x) for x in g["indistinguishable"][()]])
+                op = sf.base_op(key[1])
+                for name, ties in zip(a["algorithm"], a["indistinguishable"]):
+                    self.assertIn(name, sf.algorithms_for(op))
+                    for t in ties:
+                        self.assertIn(t, sf.algorithms_for(op))
+                        self.assertNotEqual(t, name)
+                self.assertTrue(np.all(a["lo_bytes"] <= a["hi_bytes"]))
+                self.assertTrue(np.all(a["hi_bytes"][:-1] < a["lo_bytes"][1:]))
+                self.assertTrue(np.all(a["calibration"] > 0))
+        with self.assertRaises(KeyError):
+            self.m.algorithm_fit("world", "pingpong", "byte")
+        key = keys[0]
+        with self.assertRaises(KeyError):
+            self.m.algorithm_fit(*key[:3], key[3] + 1000)  # no nearest-rank fallback here
+
+    def test_loggp(self):
+        levels = sorted(self.raw["comm_loggp"]) if "comm_loggp" in self.raw else []
+        self.assertEqual(sorted(self.m.loggp), levels)
+        for level in levels:
+            g = self.raw["comm_loggp/" + level]
+            l = self.m.loggp[level]
+            for name in LOGGP_ATTRS:
+                self.assertIn(name, l)
+            self.assertEqual(l["ranks"], g.attrs["ranks"])
+            for name in ("L_plus_2o", "g", "G"):
+                self.assertEqual(l[name], g.attrs[name])
+            self.assertIsInstance(l["note"], str)
+            # L + 2o is the pingpong alpha of the link
+            self.assertEqual(l["L_plus_2o"], self.m.link(level)["alpha"][0])
 
     def test_predict_matches_raw(self):
         for level, bench, dtype, ranks in self.m.fits():
@@ -314,6 +439,9 @@ class TestModel(unittest.TestCase):
                     self.assertEqual(p["extrapolated"], e["extrapolated"])
                     self.assertEqual(p["ranks"], ranks)
                     self.assertFalse(p["extrapolated_ranks"])
+                    self.assertEqual(p["view"], "direct")
+                    self.assertIsNone(p["algorithm"])
+                    check_parts(self, p)
                     for k in ("seconds", "alpha_part", "beta_part", "busbw"):
                         self.assertTrue(math.isclose(p[k], e[k], rel_tol=1e-12, abs_tol=1e-300),
                                         "%s: %r != %r" % (k, p[k], e[k]))
@@ -340,16 +468,54 @@ class TestModel(unittest.TestCase):
         with self.assertRaises(KeyError):
             self.m.fit(level, bench, dtype, ranks + 1000)  # fit has no nearest-rank fallback
 
+    def test_algorithm_view(self):
+        """At rank counts not fitted, collectives with an algorithm fit answer from it."""
+        keys = self.m.algorithms()
+        if not keys or not any(k[1] == "pingpong" for k in self.m.fits()):
+            self.skipTest("model has no algorithm fits or no pingpong link")
+        fitted = {k[3] for k in self.m.fits()}
+        for level, bench, dtype, ranks in keys:
+            for asked in (3, 4, 6, 7, 64, 100):
+                if asked in fitted:
+                    continue
+                for n in (0, 1, 8, 100, 8192, 100000, 1 << 20, 64 << 20):
+                    with self.subTest(fit="%s/%s/%s/p%d" % (level, bench, dtype, ranks), ranks=asked, bytes=n):
+                        p = self.m.predict(bench, n, level=level, dtype=dtype, ranks=asked)
+                        e = independent_algorithm_prediction(self.raw, level, bench, dtype, ranks, n, asked)
+                        self.assertEqual(p["view"], "algorithm")
+                        self.assertTrue(p["extrapolated_ranks"])
+                        self.assertEqual(p["ranks"], ranks)
+                        self.assertIsNone(p["segment"])
+                        for k in ("algorithm", "link_ranks", "extrapolated", "calibration"):
+                            self.assertEqual(p[k], e[k], k)
+                        for k in ("seconds", "alpha_part", "beta_part", "gamma_part", "busbw"):
+                            self.assertTrue(math.isclose(p[k], e[k], rel_tol=1e-12, abs_tol=1e-300),
+                                            "%s: %r != %r" % (k, p[k], e[k]))
+                        self.assertTrue(p["lo"] <= p["seconds"] <= p["hi"])
+                        check_parts(self, p)
+
     def test_against_sextant_cli(self):
         if not (SEXTANT_BIN and os.access(SEXTANT_BIN, os.X_OK)):
             self.skipTest("set SEXTANT_BIN to compare with `sextant predict`")
-        unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
         for level, bench, dtype, ranks in self.m.fits()[:6]:
             for n in (8, 8192, 1 << 20):
-                cli = cli_seconds(self, MODEL, bench, n, level, dtype, ranks)
-                ours = self.m.predict(bench, n, level=level, dtype=dtype, ranks=ranks)["seconds"]
-                # the CLI prints 3 significant digits (whole nanoseconds below 1 us)
-                self.assertTrue(math.isclose(cli, ours, rel_tol=6e-3, abs_tol=0.6e-9), (cli, ours))
+                with self.subTest(fit="%s/%s/%s/p%d" % (level, bench, dtype, ranks), bytes=n):
+                    cli = cli_predict(self, MODEL, bench, n, level, dtype, ranks)
+                    ours = self.m.predict(bench, n, level=level, dtype=dtype, ranks=ranks)
+                    self.assertEqual(cli["view"], "direct")
+                    check_against_cli(self, cli, ours)
+        # rank counts not fitted: the algorithm view for collectives with one, else the
+        # nearest direct fit
+        fitted = {k[3] for k in self.m.fits()}
+        for level, bench, dtype, _ in self.m.fits():
+            for asked in (3, 6, 64):
+                if asked in fitted:
+                    continue
+                for n in (8, 8192, 1 << 20, 16 << 20):
+                    with self.subTest(fit="%s/%s/%s" % (level, bench, dtype), ranks=asked, bytes=n):
+                        cli = cli_predict(self, MODEL, bench, n, level, dtype, asked)
+                        ours = self.m.predict(bench, n, level=level, dtype=dtype, ranks=asked)
+                        check_against_cli(self, cli, ours)
 
 
 class TestMergedModel(unittest.TestCase):
@@ -402,9 +568,14 @@ class TestMergedModel(unittest.TestCase):
         self.assertFalse(e["extrapolated_ranks"])
         return p
 
+    def has_algorithm_view(self, level, bench, dtype):
+        return any(k[:3] == (level, bench, dtype) for k in self.m.algorithms())
+
     def test_nearest_rank_count(self):
         p0, p1, p2 = self.p0, self.p1, self.p2
         for level, bench, dtype, _ in self.base:
+            if self.has_algorithm_view(level, bench, dtype):
+                continue  # test_algorithm_view_nearest
             with self.subTest(fit="%s/%s/%s" % (level, bench, dtype)):
                 base = self.m.predict(bench, 8192, level=level, dtype=dtype, ranks=p0)
                 for p in (p1, p2):
@@ -417,6 +588,41 @@ class TestMergedModel(unittest.TestCase):
                 if p0 % 2 == 0:
                     self.check_choice(level, bench, dtype, 8192, p0 + p0 // 2, p0)  # a tie: the smaller
                 self.check_choice(level, bench, dtype, 8192, (p1 + p2) // 2, p1)  # a tie: the smaller
+
+    def test_algorithm_view_nearest(self):
+        """Not fitted at the rank count asked: the algorithm fit at the nearest rank
+        count (its calibration), costed on the pingpong link of the smallest rank count."""
+        p0, p1, p2 = self.p0, self.p1, self.p2
+        link = self.m.link("world")
+        if link is None:
+            self.skipTest("no world pingpong")
+        self.assertEqual(link["ranks"], p0)  # the smallest, not the scaled copies
+        collectives = [k for k in self.base if self.has_algorithm_view(*k[:3])]
+        if not collectives:
+            self.skipTest("model has no algorithm fits")
+        with h5py.File(self.path, "r") as raw:
+            for level, bench, dtype, _ in collectives:
+                for n in (8, 8192, 1 << 20):
+                    base = self.m.predict(bench, n, level=level, dtype=dtype, ranks=p0)
+                    self.assertEqual(base["view"], "direct")
+                    for asked, expect in ((1, p0), (3, p0), (p1 + 1, p1), (p2 - 1, p2), (p2 * 100, p2),
+                                          ((p1 + p2) // 2, p1)):  # the last a tie: the smaller
+                        if asked in (p0, p1, p2):
+                            continue
+                        with self.subTest(fit="%s/%s/%s" % (level, bench, dtype), ranks=asked, bytes=n):
+                            p = self.m.predict(bench, n, level=level, dtype=dtype, ranks=asked)
+                            self.assertEqual(p["view"], "algorithm")
+                            self.assertEqual(p["ranks"], expect)
+                            self.assertEqual(p["link_ranks"], p0)
+                            self.assertTrue(p["extrapolated_ranks"])
+                            e = independent_algorithm_prediction(raw, level, bench, dtype, expect, n, asked)
+                            self.assertEqual(p["algorithm"], e["algorithm"])
+                            a0 = self.m.algorithm_fit(level, bench, dtype, p0)
+                            r = independent_range(a0["lo_bytes"], a0["hi_bytes"], n)
+                            self.assertTrue(math.isclose(p["calibration"], a0["calibration"][r] * self.scale[expect],
+                                                         rel_tol=1e-12))
+                            self.assertTrue(math.isclose(p["seconds"], e["seconds"], rel_tol=1e-12, abs_tol=1e-300))
+                            check_parts(self, p)
 
     def test_byte_fallback_with_ranks(self):
         untyped = [k for k in self.base if k[2] == "byte"]
@@ -436,23 +642,394 @@ class TestMergedModel(unittest.TestCase):
         if not (SEXTANT_BIN and os.access(SEXTANT_BIN, os.X_OK)):
             self.skipTest("set SEXTANT_BIN to compare with `sextant predict`")
         # no ties here: the CLI breaks them by the order it reads the groups in
-        for level, bench, dtype, _ in self.base[:4]:
+        for level, bench, dtype, _ in self.base:
             for asked in (self.p0, self.p1, self.p2, self.p1 + 1, self.p2 * 10):
                 with self.subTest(fit="%s/%s/%s" % (level, bench, dtype), ranks=asked):
-                    cli = cli_seconds(self, self.path, bench, 8192, level, dtype, asked)
-                    ours = self.m.predict(bench, 8192, level=level, dtype=dtype, ranks=asked)["seconds"]
-                    self.assertTrue(math.isclose(cli, ours, rel_tol=6e-3, abs_tol=0.6e-9), (cli, ours))
+                    cli = cli_predict(self, self.path, bench, 8192, level, dtype, asked)
+                    ours = self.m.predict(bench, 8192, level=level, dtype=dtype, ranks=asked)
+                    check_against_cli(self, cli, ours)
 
 
-def cli_seconds(test, model, bench, n, level, dtype, ranks):
-    """The time `sextant predict` prints, in seconds."""
-    unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+_TIME = r"(-?[0-9.]+(?:e[+-]?[0-9]+)?) (ns|us|ms|s)"
+_CLI_LINE = re.compile(r"\): %s  \[%s, %s\]  busbw (-?[0-9.]+) GB/s  \((\w+) view\)" % (_TIME, _TIME, _TIME))
+
+
+def cli_predict(test, model, bench, n, level, dtype, ranks):
+    """What `sextant predict` prints, parsed: seconds, lo, hi (seconds), busbw
+    (bytes/s), view, and the two extrapolation flags."""
     out = subprocess.run([SEXTANT_BIN, "predict", model, "--op", bench, "--bytes", str(n),
                           "--level", level, "--dtype", dtype, "--ranks", str(ranks)],
                          capture_output=True, text=True, check=True).stdout
-    m = re.search(r"\): ([0-9.e+-]+) (ns|us|ms|s) ", out)
+    m = _CLI_LINE.search(out)
     test.assertIsNotNone(m, out)
-    return float(m.group(1)) * unit[m.group(2)]
+    g = m.groups()
+    flags = [line for line in out.splitlines() if line.startswith("EXTRAPOLATION: ")]
+    return {"seconds": float(g[0]) * _UNIT[g[1]], "lo": float(g[2]) * _UNIT[g[3]], "hi": float(g[4]) * _UNIT[g[5]],
+            "busbw": float(g[6]) * 1e9, "view": g[7],
+            "extrapolated": any("outside the fitted range" in x for x in flags),
+            "extrapolated_ranks": any("outside the fitted range" not in x for x in flags),
+            "algorithm": (re.search(r"algorithm view: (\w+) identified", out) or [None, None])[1],
+            "output": out}
+
+
+def check_against_cli(test, cli, ours):
+    """Model.predict agrees with `sextant predict` (which prints 4 significant
+    digits, busbw to 1 MB/s)."""
+    msg = "%s\nours: %r" % (cli["output"], ours)
+    test.assertEqual(cli["view"], ours["view"], msg)
+    for k in ("seconds", "lo", "hi"):
+        test.assertTrue(math.isclose(cli[k], ours[k], rel_tol=1e-3, abs_tol=1e-15), "%s: %s" % (k, msg))
+    test.assertTrue(math.isclose(cli["busbw"], ours["busbw"], rel_tol=1e-3, abs_tol=0.51e6), "busbw: " + msg)
+    test.assertEqual(cli["extrapolated"], ours["extrapolated"], msg)
+    test.assertEqual(cli["extrapolated_ranks"], ours["extrapolated_ranks"], msg)
+    if ours["view"] == "algorithm":
+        test.assertEqual(cli["algorithm"], ours["algorithm"], msg)
+    check_parts(test, ours)
+
+
+def one_segment_link(alpha, beta, gamma):
+    return sf.Link([0.0], [1e12], [alpha], [beta], gamma)
+
+
+class TestAlgorithmCosts(unittest.TestCase):
+    """The ported cost functions against DESIGN.md's closed forms (as
+    tests/unit/test_collectives.cpp), the non-power-of-two steps, and the link
+    segment chosen per step."""
+
+    alpha, beta, gamma = 2e-6, 1e-9, 0.25e-9
+
+    def cost(self, op, alg, n, p, link=None):
+        c = sf.algorithm_cost(op, alg, link or one_segment_link(self.alpha, self.beta, self.gamma), n, p)
+        self.assertTrue(math.isclose(c.alpha_part + c.beta_part + c.gamma_part, c.total(), rel_tol=1e-15))
+        return c
+
+    def near(self, got, want, what):
+        self.assertTrue(math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-15), "%s: %r != %r" % (what, got, want))
+
+    def test_table(self):
+        for op, names in ALGORITHMS.items():
+            self.assertEqual(tuple(sf.algorithms_for(op)), names)
+        self.assertEqual(sf.algorithms_for("pingpong"), [])
+        with self.assertRaises(KeyError):
+            sf.algorithm_cost("allreduce", "no_such_algorithm", one_segment_link(1, 1, 0), 8, 4)
+        with self.assertRaises(ValueError):
+            sf.algorithm_cost("allreduce", "ring", one_segment_link(1, 1, 0), 8, 0)
+
+    def test_closed_forms_powers_of_two(self):
+        a, b, g = self.alpha, self.beta, self.gamma
+        n = float(1 << 20)
+        for p in (2, 4, 8, 64):
+            lg, f = math.log2(p), (p - 1) / p
+            want = {
+                ("allreduce", "ring"): 2 * (p - 1) * a + 2 * n * f * b + n * f * g,
+                ("allreduce", "recursive_doubling"): lg * (a + n * b + n * g),
+                ("allreduce", "rabenseifner"): 2 * lg * a + 2 * n * f * b + n * f * g,
+                ("allgather", "ring"): (p - 1) * a + n * f * b,
+                ("allgather", "recursive_doubling"): lg * a + n * f * b,
+                ("reduce_scatter", "recursive_halving"): lg * a + n * f * (b + g),
+                ("reduce_scatter", "pairwise"): (p - 1) * a + n * f * (b + g),
+                ("bcast", "binomial"): lg * (a + n * b),
+                ("bcast", "scatter_allgather"): 2 * lg * a + 2 * n * f * b,
+                ("reduce", "binomial"): lg * (a + n * b + n * g),
+                ("alltoall", "bruck"): lg * a + n / 2 * lg * b,
+                ("alltoall", "pairwise"): (p - 1) * a + n * f * b,
+                ("gather", "binomial"): lg * a + n * f * b,
+                ("scatter", "binomial"): lg * a + n * f * b,
+            }
+            for (op, alg), t in want.items():
+                self.near(self.cost(op, alg, n, p).total(), t, "%s %s p=%d" % (op, alg, p))
+            self.near(self.cost("barrier", "dissemination", 0, p).total(), lg * a, "barrier p=%d" % p)
+            # the parts separately, for the reductions
+            c = self.cost("allreduce", "ring", n, p)
+            self.near(c.alpha_part, 2 * (p - 1) * a, "ring alpha")
+            self.near(c.beta_part, 2 * n * f * b, "ring beta")
+            self.near(c.gamma_part, n * f * g, "ring gamma")
+            c = self.cost("reduce", "rabenseifner", n, p)
+            self.near(c.alpha_part, 2 * lg * a, "reduce rabenseifner alpha")
+            self.near(c.beta_part, 2 * n * f * b, "reduce rabenseifner beta")
+            self.near(c.gamma_part, n * f * g, "reduce rabenseifner gamma")
+
+    def test_non_powers_of_two(self):
+        a, b, g = self.alpha, self.beta, self.gamma
+        n, p = float(6 << 16), 6  # floor(lg 6) = 2, ceil(lg 6) = 3
+        want = {
+            # two more steps folding the extra ranks in and out, and their reduction
+            ("allreduce", "recursive_doubling"): 4 * (a + n * b) + 3 * n * g,
+            ("allreduce", "rabenseifner"): 4 * a + 2 * (n / 2 + n / 4) * b + 2 * (a + n * b) + n * 5 / 6 * g,
+            ("allreduce", "ring"): 10 * a + 10 * n / 6 * b + n * 5 / 6 * g,
+            ("allgather", "ring"): 5 * a + 5 * n / 6 * b,
+            # blocks of n/6: 1, 2, then the 2 left
+            ("allgather", "recursive_doubling"): 3 * a + 5 * n / 6 * b,
+            ("reduce_scatter", "recursive_halving"): 3 * a + (n / 2 + n / 4 + n / 8) * b + n * 5 / 6 * g,
+            ("reduce_scatter", "pairwise"): 5 * a + 5 * n / 6 * (b + g),
+            ("bcast", "binomial"): 3 * (a + n * b),
+            ("bcast", "scatter_allgather"): 3 * a + 7 * n / 8 * b + 3 * a + 5 * n / 6 * b,
+            ("reduce", "binomial"): 3 * (a + n * b + n * g),
+            ("reduce", "rabenseifner"): 6 * a + 2 * 7 * n / 8 * b + n * 5 / 6 * g,
+            ("alltoall", "bruck"): 3 * a + 3 * n / 2 * b,
+            ("alltoall", "pairwise"): 5 * a + 5 * n / 6 * b,
+            ("gather", "binomial"): 3 * a + (4 + 2 + 1) * n / 6 * b,
+            ("barrier", "dissemination"): 3 * a,
+        }
+        for (op, alg), t in want.items():
+            self.near(self.cost(op, alg, n if op != "barrier" else 0, p).total(), t, "%s %s p=6" % (op, alg))
+        for alg in ALGORITHMS["allreduce"]:
+            self.assertGreater(self.cost("allreduce", alg, 65536, 6).total(),
+                               self.cost("allreduce", alg, 65536, 4).total(), alg)
+        # one rank: nothing to do
+        for op, names in ALGORITHMS.items():
+            for alg in names:
+                self.assertEqual(self.cost(op, alg, n, 1).total(), 0.0, "%s %s p=1" % (op, alg))
+
+    def test_step_uses_the_segment_of_its_size(self):
+        a1, b1, a2, b2 = 1e-6, 1e-9, 5e-6, 0.25e-9
+        link = sf.Link([0, 4000], [1000, 1e12], [a1, a2], [b1, b2], 0.0)  # gap boundary: sqrt(1000*4000) = 2000
+        self.near(self.cost("allgather", "ring", 8 * 1500, 8, link).total(), 7 * (a1 + 1500 * b1), "below the boundary")
+        self.near(self.cost("allgather", "ring", 8 * 2500, 8, link).total(), 7 * (a2 + 2500 * b2), "above the boundary")
+        self.near(self.cost("allreduce", "rabenseifner", 8000, 4, link).total(),
+                  2 * (a2 + 4000 * b2) + 2 * (a1 + 2000 * b1), "steps of two segments")
+        self.near(self.cost("bcast", "binomial", 10, 4, link).total(), 2 * (a1 + 10 * b1), "first segment")
+        self.near(self.cost("barrier", "dissemination", 0, 8, link).total(), 3 * a1, "zero bytes")
+
+    def test_busbw_factor_and_base_op(self):
+        self.assertEqual(sf.busbw_factor("allreduce", 8), 2.0 * 7 / 8)
+        for op in ("allgather", "reduce_scatter", "alltoall", "gather", "scatter"):
+            self.assertEqual(sf.busbw_factor(op, 4), 0.75, op)
+        for op in ("bcast", "reduce", "barrier", "pingpong"):
+            self.assertEqual(sf.busbw_factor(op, 4), 1.0, op)
+        self.assertEqual(sf.base_op("iallreduce"), "allreduce")
+        self.assertEqual(sf.base_op("ireduce_scatter"), "reduce_scatter")
+        self.assertEqual(sf.base_op("allreduce"), "allreduce")
+        self.assertEqual(sf.base_op("pingpong"), "pingpong")
+        self.assertEqual(sf.base_op("inter_pingpong"), "inter_pingpong")
+
+
+# A three-segment link with gaps, and algorithm ranges with gaps between them.
+LINK = {"lo_bytes": [1, 2048, 131072], "hi_bytes": [1024, 65536, 16 << 20],
+        "alpha": [1e-6, 3e-6, 2e-5], "beta": [1e-10, 2e-10, 8e-11]}
+RANGE_BOUNDS = [(4, 64), (256, 4096), (16384, 262144), (1 << 20, 4 << 20)]
+CALIBRATION = [1.1, 0.8, 1.5, 1.25]
+MEDIAN_ERROR = [0.1, 0.3, 0.05, 0.2]
+
+
+def synthetic_model(src, dst):
+    """Copies the model src to dst with the level's pingpong link made a
+    three-segment fit, and every algorithm fit made several ranges with gaps
+    that use, between them, every algorithm of the op; a barrier direct and
+    algorithm fit is added if missing.  Returns the link's rank count."""
+    shutil.copyfile(src, dst)
+    with h5py.File(dst, "r+") as f:
+        link_key = min((k for k in raw_keys(f) if k[:2] == ("world", "pingpong")), key=lambda k: k[3])
+        g = f[raw_path(link_key)]
+        k = len(LINK["lo_bytes"])
+        values = dict(LINK, alpha_ci_lo=[x * 0.9 for x in LINK["alpha"]], alpha_ci_hi=[x * 1.1 for x in LINK["alpha"]],
+                      beta_ci_lo=[x * 0.95 for x in LINK["beta"]], beta_ci_hi=[x * 1.05 for x in LINK["beta"]],
+                      r2=[0.99] * k, rms_rel_residual=[0.02, 0.05, 0.15], points=[4] * k)
+        for name in SEGMENT:
+            del g[name]
+            g.create_dataset(name, data=np.asarray(values[name], dtype=float))
+        p = link_key[3]
+        if not any(kk[:2] == ("world", "barrier") for kk in raw_keys(f)):
+            f.copy(g, "comm/world/barrier/byte/p%d" % p)
+            f["comm/world/barrier/byte/p%d" % p].attrs["size_unit"] = "vector"
+            a = f.create_group("comm_algorithms/world/barrier/byte/p%d" % p)
+            a.attrs.update({"view": "algorithm", "ranks": np.int64(p), "size_unit": "vector",
+                            "gamma": 0.0, "link": "pingpong", "link_ranks": np.int64(p)})
+            for name in RANGES:
+                a.create_dataset(name, data=np.zeros(1))
+        for key in raw_keys(f, "comm_algorithms"):
+            a = f[raw_path(key, "comm_algorithms")]
+            op = key[1][1:] if key[1].startswith("i") and key[1][1:] in ALGORITHMS else key[1]
+            names = ALGORITHMS[op]
+            m = min(len(RANGE_BOUNDS), len(names) + 1)
+            bounds = RANGE_BOUNDS[:m] if op != "barrier" else [(0, 0)]
+            algs = [names[i % len(names)] for i in range(len(bounds))]
+            ties = ["" if i % 2 == 0 or len(names) < 2 else [x for x in names if x != algs[i]][0]
+                    for i in range(len(bounds))]
+            cols = {"lo_bytes": [float(b[0]) for b in bounds], "hi_bytes": [float(b[1]) for b in bounds],
+                    "calibration": CALIBRATION[:len(bounds)], "median_abs_error": MEDIAN_ERROR[:len(bounds)]}
+            for name in RANGES:
+                del a[name]
+            for name, v in cols.items():
+                a.create_dataset(name, data=np.asarray(v, dtype=float))
+            a.create_dataset("algorithm", data=algs, dtype=h5py.string_dtype())
+            a.create_dataset("indistinguishable", data=ties, dtype=h5py.string_dtype())
+            if op in ("allreduce", "reduce_scatter", "reduce"):
+                a.attrs["gamma"] = 0.5e-9
+    return p
+
+
+SYNTHETIC_SIZES = (0, 2, 4, 40, 64, 100, 256, 1000, 3000, 4096, 8000, 16384, 100000, 262144, 500000,
+                   1 << 20, 4 << 20, 64 << 20)
+
+
+class TestSyntheticAlgorithmView(unittest.TestCase):
+    """The algorithm view on a model with a three-segment link and multi-range
+    algorithm fits: every algorithm, range gaps, step sizes in every segment and
+    gap of the link, against the independent computation and `sextant predict`."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="sextant_py_")
+        cls.path = os.path.join(cls.tmp, "synthetic.model.h5")
+        cls.link_ranks = synthetic_model(MODEL, cls.path)
+        cls.m = sf.open_model(cls.path)
+        cls.raw = h5py.File(cls.path, "r")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.raw.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def not_fitted(self, candidates):
+        fitted = {k[3] for k in self.m.fits()}
+        return [p for p in candidates if p not in fitted]
+
+    def test_every_algorithm_is_used(self):
+        used = {(sf.base_op(k[1]), name) for k in self.m.algorithms() for name in self.m.algorithm_fit(*k)["algorithm"]}
+        ops = {sf.base_op(k[1]) for k in self.m.algorithms()}
+        for op in ops:
+            for name in ALGORITHMS[op]:
+                self.assertIn((op, name), used)
+        self.assertEqual(self.m.link("world")["ranks"], self.link_ranks)
+        self.assertEqual(len(self.m.link("world")["alpha"]), 3)
+
+    def test_against_independent(self):
+        seen = set()
+        for level, bench, dtype, ranks in self.m.algorithms():
+            for asked in self.not_fitted((3, 4, 5, 6, 7, 8, 12, 64, 1000)):
+                for n in SYNTHETIC_SIZES:
+                    with self.subTest(fit="%s/%s/%s" % (level, bench, dtype), ranks=asked, bytes=n):
+                        p = self.m.predict(bench, n, level=level, dtype=dtype, ranks=asked)
+                        e = independent_algorithm_prediction(self.raw, level, bench, dtype, ranks, n, asked)
+                        self.assertEqual(p["view"], "algorithm")
+                        for k in ("algorithm", "calibration", "link_ranks", "extrapolated"):
+                            self.assertEqual(p[k], e[k], k)
+                        for k in ("seconds", "alpha_part", "beta_part", "gamma_part", "busbw"):
+                            self.assertTrue(math.isclose(p[k], e[k], rel_tol=1e-12, abs_tol=1e-300),
+                                            "%s: %r != %r" % (k, p[k], e[k]))
+                        check_parts(self, p)
+                        seen.add((sf.base_op(bench), p["algorithm"]))
+                        if sf.base_op(bench) in ("allreduce", "reduce_scatter", "reduce") and n > 0 and asked > 1:
+                            self.assertGreater(p["gamma_part"], 0)
+        self.assertTrue(seen)
+
+    def test_range_choice(self):
+        keys = [k for k in self.m.algorithms() if k[1] == "allreduce"]
+        if not keys:
+            self.skipTest("no allreduce algorithm fit")
+        level, bench, dtype, _ = keys[0]
+        asked = self.not_fitted((6, 5, 7))[0]
+        algs = ALGORITHMS["allreduce"]
+        for n, r in ((0, 0), (4, 0), (64, 0), (100, 0), (200, 1), (256, 1), (8000, 1), (9000, 2),
+                     (262144, 2), (500000, 2), (600000, 3), (64 << 20, 3)):
+            # 100: log1p distance to 64 is 0.44, to 256 0.93; 200 the other way; 8000 and 9000
+            # lie either side of the middle of 4096..16384 (8192.5 on a log1p scale)
+            p = self.m.predict(bench, n, level=level, dtype=dtype, ranks=asked)
+            self.assertEqual(p["algorithm"], algs[r % len(algs)], n)
+            self.assertEqual(p["calibration"], CALIBRATION[r], n)
+            self.assertEqual(p["extrapolated"], n < 4 or n > (4 << 20), n)
+
+    def test_interval(self):
+        level, bench, dtype, _ = self.m.algorithms()[0]
+        asked = self.not_fitted((6, 5, 7))[0]
+        for n in SYNTHETIC_SIZES:
+            p = self.m.predict(bench, n, level=level, dtype=dtype, ranks=asked)
+            a = self.m.algorithm_fit(level, bench, dtype)
+            r = independent_range(a["lo_bytes"], a["hi_bytes"], n)
+            spread = max(MEDIAN_ERROR[r], 0.15)  # the link's last segment residual
+            self.assertTrue(math.isclose(p["lo"], p["seconds"] / (1 + spread), rel_tol=1e-12))
+            self.assertTrue(math.isclose(p["hi"], p["seconds"] * (1 + spread), rel_tol=1e-12))
+
+    def test_against_sextant_cli(self):
+        if not (SEXTANT_BIN and os.access(SEXTANT_BIN, os.X_OK)):
+            self.skipTest("set SEXTANT_BIN to compare with `sextant predict`")
+        for level, bench, dtype, _ in self.m.algorithms():
+            for asked in self.not_fitted((3, 6, 8, 64)):
+                for n in (0, 100, 3000, 8000, 500000, 4 << 20, 64 << 20):
+                    with self.subTest(fit="%s/%s/%s" % (level, bench, dtype), ranks=asked, bytes=n):
+                        cli = cli_predict(self, self.path, bench, n, level, dtype, asked)
+                        ours = self.m.predict(bench, n, level=level, dtype=dtype, ranks=asked)
+                        self.assertEqual(ours["view"], "algorithm")
+                        check_against_cli(self, cli, ours)
+
+    def variant(self, name, edit):
+        path = os.path.join(self.tmp, name)
+        shutil.copyfile(self.path, path)
+        with h5py.File(path, "r+") as f:
+            edit(f)
+        return path
+
+    def test_without_link_or_algorithms(self):
+        """No pingpong at the level, or a model without /comm_algorithms (and
+        /comm_loggp): rank counts not fitted fall back to the nearest direct fit."""
+        def drop_pingpong(f):
+            del f["comm/world/pingpong"]
+
+        def drop_groups(f):
+            del f["comm_algorithms"]
+            del f["comm_loggp"]
+
+        for name, edit in (("no_link.h5", drop_pingpong), ("no_algorithms.h5", drop_groups)):
+            path = self.variant(name, edit)
+            m = sf.open_model(path)
+            if name == "no_algorithms.h5":
+                self.assertEqual(m.algorithms(), [])
+                self.assertEqual(m.loggp, {})
+            else:
+                self.assertIsNone(m.link("world"))
+                self.assertTrue(m.algorithms())
+            for level, bench, dtype, ranks in m.fits()[:8]:
+                for asked in self.not_fitted((3, 64)):
+                    with self.subTest(model=name, fit="%s/%s/%s" % (level, bench, dtype), ranks=asked):
+                        p = m.predict(bench, 8192, level=level, dtype=dtype, ranks=asked)
+                        self.assertEqual(p["view"], "direct")
+                        self.assertEqual(p["ranks"], ranks)
+                        self.assertTrue(p["extrapolated_ranks"])
+                        if SEXTANT_BIN and os.access(SEXTANT_BIN, os.X_OK):
+                            check_against_cli(self, cli_predict(self, path, bench, 8192, level, dtype, asked), p)
+
+    def test_schema_errors(self):
+        key = self.m.algorithms()[0]
+        where = raw_path(key, "comm_algorithms")
+
+        def unknown_algorithm(f):
+            g = f[where]
+            names = [raw_str(x) for x in g["algorithm"][()]]
+            names[-1] = "carrier_pigeon"
+            del g["algorithm"]
+            g.create_dataset("algorithm", data=names, dtype=h5py.string_dtype())
+
+        def short_dataset(f):
+            g = f[where]
+            v = g["calibration"][()]
+            del g["calibration"]
+            g.create_dataset("calibration", data=np.append(v, 1.0))
+
+        def no_gamma(f):
+            del f[where].attrs["gamma"]
+
+        def no_loggp_attr(f):
+            del f["comm_loggp/world"].attrs["G"]
+
+        for name, edit, words in (("unknown.h5", unknown_algorithm, ("carrier_pigeon", where)),
+                                  ("short.h5", short_dataset, ("differ in length",)),
+                                  ("no_gamma.h5", no_gamma, ("gamma",)),
+                                  ("no_G.h5", no_loggp_attr, ("comm_loggp", "G"))):
+            with self.subTest(variant=name):
+                path = self.variant(name, edit)
+                with self.assertRaises(sf.SchemaError) as cm:
+                    sf.open_model(path)
+                for w in (path,) + words:
+                    self.assertIn(w, str(cm.exception))
+
+    def test_summary(self):
+        p = subprocess.run([sys.executable, os.path.join(TOOLS, "sextant_files.py"), self.path],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("algorithms allreduce", p.stdout)
+        self.assertIn("LogGP world", p.stdout)
 
 
 class TestSchemaErrors(unittest.TestCase):

@@ -5,7 +5,9 @@
 
 Prints the pingpong table (message size, median time, bus bandwidth) and the
 model's prediction for an 8 KiB pingpong, for each rank count the results
-file holds pingpong at.
+file holds pingpong at; then, where the model has an algorithm view of
+allreduce, the algorithm it identified per size range and a prediction at a
+rank count that was not measured.
 """
 import os
 import sys
@@ -39,4 +41,22 @@ for ranks in rank_counts:
           % (ranks, p["seconds"] * 1e6, p["alpha_part"] * 1e6, p["beta_part"] * 1e6, p["busbw"] / 1e9,
              ", EXTRAPOLATED" if p["extrapolated"] else "",
              " (from the fit at %d ranks)" % p["ranks"] if p["extrapolated_ranks"] else ""))
+
+# The algorithm view: which algorithm the library ran per size range, costed on
+# the pingpong link at a rank count that was not measured.
+for level, bench, dtype, ranks in model.algorithms():
+    if bench != "allreduce":
+        continue
+    a = model.algorithm_fit(level, bench, dtype, ranks)
+    print("allreduce (%s, %s) at %d ranks ran: %s" % (level, dtype, ranks, "; ".join(
+        "%d..%d B %s (x%.2f)" % (lo, hi, name, cal)
+        for lo, hi, name, cal in zip(a["lo_bytes"], a["hi_bytes"], a["algorithm"], a["calibration"]))))
+    fitted = model.fit(level, bench, dtype, ranks)["ranks"]
+    other = 4 * fitted if 4 * fitted not in {k[3] for k in model.fits()} else 4 * fitted + 1
+    p = model.predict(bench, 1 << 20, level=level, dtype=dtype, ranks=other)
+    print("model: allreduce 1 MiB on %d ranks takes %.3f us (%s view: %s x%.2f; alpha %.3f + beta %.3f"
+          " + gamma %.3f us), busbw %.3f GB/s" % (other, p["seconds"] * 1e6, p["view"], p["algorithm"],
+                                                  p["calibration"], p["alpha_part"] * 1e6, p["beta_part"] * 1e6,
+                                                  p["gamma_part"] * 1e6, p["busbw"] / 1e9))
+    break
 results.close()

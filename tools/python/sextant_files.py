@@ -11,8 +11,11 @@ Benchmarks (results) and fits (model) live in
 /comm/<level>/<benchmark>/<dtype>/p<ranks> groups, one per communicator size,
 so that one file can hold the same benchmark at several rank counts (runs
 merged across node counts).  They are keyed by (level, benchmark, dtype,
-ranks) tuples, ranks an int.  Other top-level groups (e.g. /comm_pt2pt,
-/compute) are ignored.
+ranks) tuples, ranks an int.  A model file also holds the algorithm view of
+the collectives, /comm_algorithms/<level>/<benchmark>/<dtype>/p<ranks> (which
+algorithm the library ran per size range, with its calibration), and
+/comm_loggp/<level>.  Other top-level groups (e.g. /comm_pt2pt, /compute) are
+ignored.
 
     import sextant_files as sf
 
@@ -23,7 +26,15 @@ ranks) tuples, ranks an int.  Other top-level groups (e.g. /comm_pt2pt,
 
     m = sf.open_model("model.h5")
     p = m.predict("pingpong", 8)              # {"seconds": ..., "busbw": ..., "ranks": ..., ...}
-    p = m.predict("allreduce", 1 << 20, ranks=64)   # nearest fitted rank count; see p["extrapolated_ranks"]
+    p = m.predict("allreduce", 1 << 20, ranks=64)   # not fitted at 64: p["view"] == "algorithm"
+    for key in m.algorithms():                # (level, benchmark, dtype, ranks)
+        a = m.algorithm_fit(*key)             # {"lo_bytes": ..., "algorithm": [...], "calibration": ...}
+    m.loggp["world"]                          # {"L_plus_2o": ..., "g": ..., "G": ..., "ranks": ...}
+
+predict() answers as `sextant predict` does: from the direct fit at exactly the
+rank count asked for, else from the algorithm view (collectives; the cost
+formulas of models/collectives.cpp are ported here: algorithm_cost, Link),
+else from the direct fit at the nearest rank count.
 
 Where ranks is None (the default), the only rank count present is used; a
 KeyError lists the rank counts when there are several.
@@ -48,6 +59,7 @@ MODEL_SCHEMA = "sextant.model"
 SUPPORTED_VERSION = 1
 
 __all__ = ["SchemaError", "Results", "Model", "open_results", "open_model",
+           "CostTerms", "Link", "algorithms_for", "algorithm_cost", "busbw_factor", "base_op",
            "RESULTS_SCHEMA", "MODEL_SCHEMA", "SUPPORTED_VERSION"]
 
 
@@ -126,15 +138,16 @@ def _read_meta(group):
 _RANKS_GROUP = re.compile(r"p([1-9][0-9]*)")
 
 
-def _comm_groups(f, path):
+def _comm_groups(f, path, top="comm"):
     """{(level, benchmark, dtype, ranks): HDF5 path} of every
-    /comm/<level>/<benchmark>/<dtype>/p<ranks> group.  Only /comm is walked;
-    other top-level groups are ignored, and so are children of a dtype group
-    that are not named p<ranks>.  Raises SchemaError for a dtype group in the
-    older layout (datasets directly in it, no p<ranks> group) and for a
-    p<ranks> group whose "ranks" attribute says otherwise."""
+    /<top>/<level>/<benchmark>/<dtype>/p<ranks> group (top: "comm", or
+    "comm_algorithms" in a model file).  Only /<top> is walked; children of a
+    dtype group that are not named p<ranks> are ignored.  Raises SchemaError
+    for a dtype group in the older layout (datasets directly in it, no
+    p<ranks> group) and for a p<ranks> group whose "ranks" attribute says
+    otherwise."""
     out = {}
-    comm = f.get("comm")
+    comm = f.get(top)
     if not isinstance(comm, h5py.Group):
         return out
     for level, lg in comm.items():
@@ -146,7 +159,7 @@ def _comm_groups(f, path):
             for dtype, dg in bg.items():
                 if not isinstance(dg, h5py.Group):
                     continue
-                where = "/comm/%s/%s/%s" % (level, bench, dtype)
+                where = "/%s/%s/%s/%s" % (top, level, bench, dtype)
                 found = False
                 for name, rg in dg.items():
                     m = _RANKS_GROUP.fullmatch(name)
@@ -294,10 +307,307 @@ class Results:
         return g["samples/%03d" % i][()]
 
 
+# ---------------------------------------------------------------- collective algorithms
+#
+# A port of models/collectives.cpp (view b of the model): the cost of each
+# algorithm MPI libraries use for a collective, built from the point-to-point
+# link (the pingpong piecewise Hockney fit of the level) and gamma, the time per
+# byte of a local reduction.  Each step of m bytes costs alpha + beta * m with
+# the link segment that covers m; a reduction adds gamma per byte combined.
+# n is the algbw byte count of the operation, p the rank count.
+
+
+class CostTerms:
+    """The parts of an algorithm's cost, seconds; total() is their sum."""
+
+    __slots__ = ("alpha_part", "beta_part", "gamma_part")
+
+    def __init__(self, alpha_part=0.0, beta_part=0.0, gamma_part=0.0):
+        self.alpha_part = alpha_part
+        self.beta_part = beta_part
+        self.gamma_part = gamma_part
+
+    def total(self):
+        return self.alpha_part + self.beta_part + self.gamma_part
+
+    def __repr__(self):
+        return "CostTerms(alpha_part=%r, beta_part=%r, gamma_part=%r)" % (
+            self.alpha_part, self.beta_part, self.gamma_part)
+
+
+class Link:
+    """The link of the algorithm view: a piecewise Hockney fit (one-way
+    ping-pong time; per segment lo_bytes, hi_bytes, alpha, beta, sequences of
+    equal length) and gamma, seconds per byte reduced (0 when not measured)."""
+
+    def __init__(self, lo_bytes, hi_bytes, alpha, beta, gamma=0.0):
+        self.lo_bytes = [float(x) for x in lo_bytes]
+        self.hi_bytes = [float(x) for x in hi_bytes]
+        self.alpha = [float(x) for x in alpha]
+        self.beta = [float(x) for x in beta]
+        if not (len(self.lo_bytes) == len(self.hi_bytes) == len(self.alpha) == len(self.beta)) \
+                or not self.lo_bytes:
+            raise ValueError("Link: segment sequences are empty or differ in length")
+        self.gamma = float(gamma)
+
+    @classmethod
+    def from_fit(cls, fit, gamma=0.0):
+        """The link of a fit as Model.fit() returns it (the pingpong fit)."""
+        return cls(fit["lo_bytes"], fit["hi_bytes"], fit["alpha"], fit["beta"], gamma)
+
+    def step(self, c, m, count=1):
+        """Adds count messages of m bytes to the CostTerms c."""
+        if count <= 0:
+            return
+        i = _segment_for(self.lo_bytes, self.hi_bytes, max(m, 0.0))
+        c.alpha_part += count * self.alpha[i]
+        c.beta_part += count * self.beta[i] * m
+
+    def reduce_bytes(self, c, nbytes):
+        c.gamma_part += self.gamma * nbytes
+
+
+def _lg(p):
+    return math.log2(p) if p > 1 else 0.0
+
+
+def _ceil_lg(p):
+    return int(math.ceil(math.log2(p))) if p > 1 else 0
+
+
+def _power_of_two(p):
+    return p > 0 and (p & (p - 1)) == 0
+
+
+def _frac(p):
+    return (p - 1) / p if p > 0 else 0.0
+
+
+# --- allreduce
+def _allreduce_recursive_doubling(l, n, p):
+    c = CostTerms()
+    steps = int(math.floor(_lg(p)))
+    # Non-powers of two: MPICH folds the extra ranks in before and out after (2 more steps).
+    if not _power_of_two(p):
+        steps += 2
+    l.step(c, n, steps)
+    l.reduce_bytes(c, n * math.floor(_lg(p)) + (0 if _power_of_two(p) else n))
+    return c
+
+
+def _allreduce_rabenseifner(l, n, p):
+    c = CostTerms()
+    k = int(math.floor(_lg(p)))
+    for s in range(1, k + 1):
+        l.step(c, n / 2.0 ** s, 2)  # halving + doubling
+    if not _power_of_two(p):
+        l.step(c, n, 2)
+    l.reduce_bytes(c, n * _frac(p))
+    return c
+
+
+def _allreduce_ring(l, n, p):
+    c = CostTerms()
+    l.step(c, n / p, 2.0 * (p - 1))
+    l.reduce_bytes(c, n * _frac(p))
+    return c
+
+
+# --- allgather (n = total gathered)
+def _allgather_ring(l, n, p):
+    c = CostTerms()
+    l.step(c, n / p, p - 1)
+    return c
+
+
+def _allgather_recursive_doubling(l, n, p):
+    c = CostTerms()
+    # Step k moves 2^k blocks (the last step what is left); Bruck's algorithm has
+    # the same cost for any p.
+    block, blocks_moved = n / p, 0.0
+    for k in range(_ceil_lg(p)):
+        blocks = min(2.0 ** k, float(p - 1) - blocks_moved)
+        l.step(c, blocks * block)
+        blocks_moved += blocks
+    return c
+
+
+# --- reduce_scatter (n = total input)
+def _reduce_scatter_recursive_halving(l, n, p):
+    c = CostTerms()
+    for k in range(1, _ceil_lg(p) + 1):
+        l.step(c, n / 2.0 ** k)
+    l.reduce_bytes(c, n * _frac(p))
+    return c
+
+
+def _reduce_scatter_pairwise(l, n, p):
+    c = CostTerms()
+    l.step(c, n / p, p - 1)
+    l.reduce_bytes(c, n * _frac(p))
+    return c
+
+
+# --- bcast
+def _bcast_binomial(l, n, p):
+    c = CostTerms()
+    l.step(c, n, _ceil_lg(p))
+    return c
+
+
+def _bcast_scatter_allgather(l, n, p):
+    c = CostTerms()
+    for k in range(1, _ceil_lg(p) + 1):
+        l.step(c, n / 2.0 ** k)  # binomial scatter
+    ag = _allgather_recursive_doubling(l, n, p)
+    c.alpha_part += ag.alpha_part
+    c.beta_part += ag.beta_part
+    return c
+
+
+# --- reduce
+def _reduce_binomial(l, n, p):
+    c = CostTerms()
+    l.step(c, n, _ceil_lg(p))
+    l.reduce_bytes(c, n * _ceil_lg(p))
+    return c
+
+
+def _reduce_rabenseifner(l, n, p):
+    c = _reduce_scatter_recursive_halving(l, n, p)
+    for k in range(1, _ceil_lg(p) + 1):
+        l.step(c, n / 2.0 ** k)  # binomial gather
+    return c
+
+
+# --- alltoall (n = total sent by a rank)
+def _alltoall_bruck(l, n, p):
+    c = CostTerms()
+    l.step(c, n / 2, _ceil_lg(p))
+    return c
+
+
+def _alltoall_pairwise(l, n, p):
+    c = CostTerms()
+    l.step(c, n / p, p - 1)
+    return c
+
+
+# --- gather / scatter (n = total)
+def _gather_binomial(l, n, p):
+    c = CostTerms()
+    for k in range(_ceil_lg(p) - 1, -1, -1):
+        l.step(c, n * 2.0 ** k / p)
+    return c
+
+
+# --- barrier
+def _barrier_dissemination(l, n, p):
+    c = CostTerms()
+    l.step(c, 0.0, _ceil_lg(p))
+    return c
+
+
+# (op, algorithm name, cost function), in the order of collectives.cpp's table.
+_ALGORITHM_TABLE = (
+    ("allreduce", "recursive_doubling", _allreduce_recursive_doubling),
+    ("allreduce", "rabenseifner", _allreduce_rabenseifner),
+    ("allreduce", "ring", _allreduce_ring),
+    ("allgather", "ring", _allgather_ring),
+    ("allgather", "recursive_doubling", _allgather_recursive_doubling),
+    ("reduce_scatter", "recursive_halving", _reduce_scatter_recursive_halving),
+    ("reduce_scatter", "pairwise", _reduce_scatter_pairwise),
+    ("bcast", "binomial", _bcast_binomial),
+    ("bcast", "scatter_allgather", _bcast_scatter_allgather),
+    ("reduce", "binomial", _reduce_binomial),
+    ("reduce", "rabenseifner", _reduce_rabenseifner),
+    ("alltoall", "bruck", _alltoall_bruck),
+    ("alltoall", "pairwise", _alltoall_pairwise),
+    ("gather", "binomial", _gather_binomial),
+    ("scatter", "binomial", _gather_binomial),
+    ("barrier", "dissemination", _barrier_dissemination),
+)
+
+
+def algorithms_for(op):
+    """Names of the algorithms known for a collective op ([] for ops without a model)."""
+    return [name for o, name, _ in _ALGORITHM_TABLE if o == op]
+
+
+def algorithm_cost(op, algorithm, link, n, p):
+    """CostTerms of one algorithm of op for n bytes (the algbw byte count) on p
+    ranks over link (a Link).  KeyError for an unknown (op, algorithm)."""
+    for o, name, fn in _ALGORITHM_TABLE:
+        if o == op and name == algorithm:
+            if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
+                raise ValueError("algorithm_cost: p must be a positive integer, got %r" % (p,))
+            return fn(link, float(n), int(p))
+    raise KeyError("no algorithm '%s' for '%s' (known: %s)"
+                   % (algorithm, op, ", ".join(algorithms_for(op)) or "none"))
+
+
+def busbw_factor(op, p):
+    """nccl-tests bus-bandwidth factor of a (base) op at p ranks (1 for other ops)."""
+    if op == "allreduce":
+        return 2.0 * (p - 1) / p if p > 0 else 0.0
+    if op in ("reduce_scatter", "allgather", "alltoall", "gather", "scatter"):
+        return _frac(p)
+    return 1.0
+
+
+def base_op(benchmark):
+    """The blocking op a benchmark name models ("iallreduce" -> "allreduce")."""
+    if benchmark.startswith("i") and algorithms_for(benchmark[1:]):
+        return benchmark[1:]
+    return benchmark
+
+
+def _segment_for(lo, hi, n):
+    """Index of the segment used for n bytes (as sextant's segment_for): the
+    one whose range holds n, else the first below the range, the last above
+    it, and in a gap the nearer on a log scale."""
+    if n <= hi[0]:
+        return 0  # inside the first segment or below the fitted range
+    for i in range(1, len(lo)):
+        if n > hi[i]:
+            continue
+        if n >= lo[i]:
+            return i
+        # In the gap between two segments: nearest on a log scale, i.e. the
+        # boundary is the geometric mean of the two range ends.
+        left, right = hi[i - 1], lo[i]
+        boundary = math.sqrt(left * right) if left > 0 else 0.5 * (left + right)
+        return i - 1 if n <= boundary else i
+    return len(lo) - 1  # above the fitted range
+
+
+def _range_for(lo, hi, n):
+    """Index of the algorithm range used for n bytes (as comm_model.cpp's
+    range_for): the first range holding n, else the nearest on a log1p scale
+    (the first of equally near ones)."""
+    best, best_d = 0, math.inf
+    for i in range(len(lo)):
+        if lo[i] <= n <= hi[i]:
+            return i
+        d = min(abs(math.log1p(n) - math.log1p(lo[i])), abs(math.log1p(n) - math.log1p(hi[i])))
+        if d < best_d:
+            best, best_d = i, d
+    return best
+
+
 # ---------------------------------------------------------------- model
 
 _SEGMENT_FIELDS = ("lo_bytes", "hi_bytes", "alpha", "beta", "alpha_ci_lo", "alpha_ci_hi",
                    "beta_ci_lo", "beta_ci_hi", "r2", "rms_rel_residual", "points")
+_RANGE_NUMBERS = ("lo_bytes", "hi_bytes", "calibration", "median_abs_error")
+_RANGE_STRINGS = ("algorithm", "indistinguishable")
+_ALGORITHM_ATTRS = ("ranks", "size_unit", "gamma", "link_ranks")
+_LOGGP_ATTRS = ("ranks", "L_plus_2o", "g", "G")
+
+
+def _nearest(have, ranks):
+    """The rank count of have nearest to ranks (a tie goes to the smaller)."""
+    return min(have, key=lambda q: (abs(q - ranks), q))
 
 
 class Model:
@@ -316,18 +626,63 @@ class Model:
                 self.source["environment"] = src_env
             self._fits = {}
             for key, where in _comm_groups(f, self.path).items():
-                g = f[where]
-                fit = {"level": key[0], "benchmark": key[1], "dtype": key[2], "ranks": key[3],
-                       "attrs": _attrs(g)}
-                missing = [n for n in _SEGMENT_FIELDS if n not in g]
-                if missing:
-                    raise SchemaError("%s: %s lacks dataset(s) %s" % (self.path, where, ", ".join(missing)))
-                for n in _SEGMENT_FIELDS:
-                    fit[n] = np.asarray(g[n][()], dtype=float)
-                lengths = {len(fit[n]) for n in _SEGMENT_FIELDS}
-                if len(lengths) != 1 or 0 in lengths:
-                    raise SchemaError("%s: %s: segment datasets are empty or differ in length" % (self.path, where))
-                self._fits[key] = fit
+                self._fits[key] = self._read_fit(f[where], key, where)
+            self._algorithms = {}
+            for key, where in _comm_groups(f, self.path, "comm_algorithms").items():
+                self._algorithms[key] = self._read_algorithm_fit(f[where], key, where)
+            #: /comm_loggp: {level: {"ranks", "L_plus_2o", "g", "G", "note"}}
+            #: (L + 2o: the pingpong alpha; g: seconds per message and G: seconds
+            #: per byte of the bandwidth stream).  {} for a model without it.
+            self.loggp = {}
+            lg = f.get("comm_loggp")
+            if isinstance(lg, h5py.Group):
+                for level, g in lg.items():
+                    if not isinstance(g, h5py.Group):
+                        continue
+                    a = _attrs(g)
+                    missing = [n for n in _LOGGP_ATTRS if n not in a]
+                    if missing:
+                        raise SchemaError("%s: /comm_loggp/%s lacks attribute(s) %s"
+                                          % (self.path, level, ", ".join(missing)))
+                    self.loggp[level] = a
+
+    def _read_fit(self, g, key, where):
+        fit = {"level": key[0], "benchmark": key[1], "dtype": key[2], "ranks": key[3], "attrs": _attrs(g)}
+        missing = [n for n in _SEGMENT_FIELDS if n not in g]
+        if missing:
+            raise SchemaError("%s: %s lacks dataset(s) %s" % (self.path, where, ", ".join(missing)))
+        for n in _SEGMENT_FIELDS:
+            fit[n] = np.asarray(g[n][()], dtype=float)
+        lengths = {len(fit[n]) for n in _SEGMENT_FIELDS}
+        if len(lengths) != 1 or 0 in lengths:
+            raise SchemaError("%s: %s: segment datasets are empty or differ in length" % (self.path, where))
+        return fit
+
+    def _read_algorithm_fit(self, g, key, where):
+        a = _attrs(g)
+        fit = {"level": key[0], "benchmark": key[1], "dtype": key[2], "ranks": key[3], "attrs": a}
+        missing = [n for n in _ALGORITHM_ATTRS if n not in a]
+        if missing:
+            raise SchemaError("%s: %s lacks attribute(s) %s" % (self.path, where, ", ".join(missing)))
+        missing = [n for n in _RANGE_NUMBERS + _RANGE_STRINGS if n not in g]
+        if missing:
+            raise SchemaError("%s: %s lacks dataset(s) %s" % (self.path, where, ", ".join(missing)))
+        fit["size_unit"] = a["size_unit"]
+        fit["gamma"] = float(a["gamma"])
+        fit["link_ranks"] = a["link_ranks"]
+        for n in _RANGE_NUMBERS:
+            fit[n] = np.asarray(g[n][()], dtype=float)
+        fit["algorithm"] = [str(x) for x in _read_dataset(g["algorithm"])]
+        fit["indistinguishable"] = [[t for t in str(x).split(",") if t]
+                                    for x in _read_dataset(g["indistinguishable"])]
+        lengths = {len(fit[n]) for n in _RANGE_NUMBERS + _RANGE_STRINGS}
+        if len(lengths) != 1 or 0 in lengths:
+            raise SchemaError("%s: %s: range datasets are empty or differ in length" % (self.path, where))
+        op = base_op(key[1])
+        for name in fit["algorithm"]:
+            if name not in algorithms_for(op):
+                raise SchemaError("%s: %s: unknown algorithm '%s' for %s" % (self.path, where, name, key[1]))
+        return fit
 
     def __repr__(self):
         return "Model(%r)" % self.path
@@ -335,6 +690,11 @@ class Model:
     def fits(self):
         """Sorted list of (level, benchmark, dtype, ranks) tuples, one per fit."""
         return sorted(self._fits)
+
+    def algorithms(self):
+        """Sorted list of (level, benchmark, dtype, ranks) tuples, one per
+        algorithm fit (/comm_algorithms; [] for a model without it)."""
+        return sorted(self._algorithms)
 
     def _candidates(self, level, benchmark, dtype):
         """(dtype used, sorted rank counts) of the fits of benchmark at level with
@@ -350,49 +710,78 @@ class Model:
     def fit(self, level, benchmark, dtype, ranks=None):
         """The fit of /comm/<level>/<benchmark>/<dtype>/p<ranks> as a dict:
         level, benchmark, dtype, ranks, "attrs" (view, ranks, busbw_factor,
-        data_bytes_per_byte, bytes_min, bytes_max, ...) and one numpy array per
-        segment field (lo_bytes, hi_bytes, alpha, beta, ...).  dtype falls back
-        to "byte" for untyped benchmarks.  ranks=None: the only rank count
-        present; there is no nearest-rank fallback here (see predict).  Raises
-        KeyError if there is no such fit.  With a key from fits(): fit(*key)."""
+        data_bytes_per_byte, size_unit, bytes_min, bytes_max, ...) and one numpy
+        array per segment field (lo_bytes, hi_bytes, alpha, beta, ...).  dtype
+        falls back to "byte" for untyped benchmarks.  ranks=None: the only rank
+        count present; there is no nearest-rank fallback here (see predict).
+        Raises KeyError if there is no such fit.  With a key from fits():
+        fit(*key)."""
         ranks = _check_ranks(ranks)
         d, have = self._candidates(level, benchmark, dtype)
         p = _pick_ranks(self.path, "the model of '%s' at level '%s' with dtype '%s'" % (benchmark, level, d),
                         have, ranks)
         return self._fits[(level, benchmark, d, p)]
 
-    @staticmethod
-    def _segment_for(lo, hi, n):
-        """Index of the segment used for n bytes (as sextant's segment_for)."""
-        if n <= hi[0]:
-            return 0  # inside the first segment or below the fitted range
-        for i in range(1, len(lo)):
-            if n > hi[i]:
-                continue
-            if n >= lo[i]:
-                return i
-            # In the gap between two segments: nearest on a log scale, i.e. the
-            # boundary is the geometric mean of the two range ends.
-            left, right = hi[i - 1], lo[i]
-            boundary = math.sqrt(left * right) if left > 0 else 0.5 * (left + right)
-            return i - 1 if n <= boundary else i
-        return len(lo) - 1  # above the fitted range
+    def algorithm_fit(self, level, benchmark, dtype, ranks=None):
+        """The algorithm fit of /comm_algorithms/<level>/<benchmark>/<dtype>/p<ranks>
+        as a dict: level, benchmark, dtype, ranks, "attrs" (view, ranks,
+        size_unit, gamma, link, link_ranks), size_unit, gamma (s/byte),
+        link_ranks, and per size range lo_bytes, hi_bytes, calibration,
+        median_abs_error (numpy arrays), algorithm (list of str) and
+        indistinguishable (list of lists of str).  dtype falls back to "byte".
+        ranks=None: the only rank count present; no nearest-rank fallback.
+        Raises KeyError if there is no such fit.  With a key from algorithms():
+        algorithm_fit(*key)."""
+        ranks = _check_ranks(ranks)
+        for d in (dtype, "byte"):
+            have = sorted(k[3] for k in self._algorithms if k[:3] == (level, benchmark, d))
+            if have:
+                p = _pick_ranks(self.path, "the algorithm fit of '%s' at level '%s' with dtype '%s'"
+                                % (benchmark, level, d), have, ranks)
+                return self._algorithms[(level, benchmark, d, p)]
+        names = sorted({"%s@%s/%s" % (b, lv, d) for lv, b, d, _ in self._algorithms})
+        raise KeyError("%s: no algorithm fit for '%s' at level '%s' with dtype '%s' (the model has: %s)"
+                       % (self.path, benchmark, level, dtype, ", ".join(names) or "none"))
+
+    def link(self, level="world"):
+        """The pingpong fit of a level that the algorithm view uses as its link
+        (the one at the smallest rank count: a pair, as Hockney means), or None."""
+        ping = [k for k in self._fits if k[1] == "pingpong" and k[0] == level]
+        if not ping:
+            return None
+        return self._fits[min(ping, key=lambda k: (k[3], k))]
 
     def predict(self, benchmark, nbytes, level="world", dtype="float32", ranks=None):
         """Predicted time of one operation of nbytes (in the benchmark's size unit)
-        on ranks ranks.
+        on ranks ranks, as sextant's CommModel::predict:
 
-        ranks=None uses the only rank count fitted (KeyError if there are
-        several).  Otherwise the fit at exactly that rank count is used if there
-        is one, else the fit at the nearest rank count (absolute difference;
-        a tie goes to the smaller count), unscaled: the direct view does not
-        scale with ranks.
+        1. ranks=None (the only rank count fitted; KeyError if there are
+           several) or a direct fit at exactly ranks: the direct view, that
+           fit's piecewise Hockney line.
+        2. Else, for a collective with an algorithm fit (the one at the nearest
+           rank count; a tie goes to the smaller) and a pingpong fit at the
+           level (the link): the algorithm view.  The algorithm identified for
+           the size range holding nbytes (else the nearest range on a log1p
+           scale) is costed at p = ranks on the link, each step with the link
+           segment covering its size, and multiplied by the range's
+           calibration.  The size is scaled by ranks where the size unit is a
+           per-rank block.
+        3. Else the direct fit at the nearest rank count (absolute difference;
+           a tie goes to the smaller count), unscaled: the direct view does not
+           scale with ranks.
 
-        Returns a dict: seconds (= alpha_part + beta_part), alpha_part, beta_part,
-        busbw (bytes/s), segment (0-based index of the segment used), extrapolated
-        (nbytes outside the fitted [bytes_min, bytes_max]), dtype and ranks (of
-        the fit used) and extrapolated_ranks (ranks was given and differs from
-        the fitted rank count)."""
+        Returns a dict: seconds (= alpha_part + beta_part + gamma_part), lo and
+        hi (the interval sextant prints), alpha_part, beta_part, gamma_part (0
+        in the direct view, where reduction is part of beta), busbw (bytes/s),
+        view ("direct" or "algorithm"), algorithm (None in the direct view),
+        calibration (1.0 in the direct view), segment (0-based index of the
+        segment of the direct fit; None in the algorithm view), extrapolated
+        (nbytes outside the fitted size range: [bytes_min, bytes_max], or the
+        algorithm fit's first lo_bytes to last hi_bytes), dtype and ranks (of
+        the direct fit used, or of the algorithm fit in the algorithm view),
+        link_ranks (rank count of the pingpong link; None in the direct view)
+        and extrapolated_ranks (ranks was given and differs from the fitted
+        rank count; always True in the algorithm view)."""
         n = float(nbytes)
         if not (math.isfinite(n) and n >= 0):
             raise ValueError("predict: message size must be non-negative and finite, got %r" % (nbytes,))
@@ -402,24 +791,70 @@ class Model:
             p = _pick_ranks(self.path, "the model of '%s' at level '%s' with dtype '%s'" % (benchmark, level, d),
                             have, None)
         else:
-            p = min(have, key=lambda q: (abs(q - ranks), q))
+            p = _nearest(have, ranks)
+        if ranks is not None and p != ranks:
+            algo_have = [k[3] for k in self._algorithms if k[:3] == (level, benchmark, d)]
+            link = self.link(level)
+            if algo_have and link is not None:
+                return self._predict_algorithm(self._algorithms[(level, benchmark, d, _nearest(algo_have, ranks))],
+                                               link, benchmark, n, ranks)
         f = self._fits[(level, benchmark, d, p)]
         a = f["attrs"]
-        i = self._segment_for(f["lo_bytes"], f["hi_bytes"], n)
+        i = _segment_for(f["lo_bytes"], f["hi_bytes"], n)
         alpha_part = float(f["alpha"][i])
         beta_part = float(f["beta"][i]) * n
         seconds = alpha_part + beta_part
+        rms = float(f["rms_rel_residual"][i])
+        lo = float(f["alpha_ci_lo"][i]) + float(f["beta_ci_lo"][i]) * n
+        hi = float(f["alpha_ci_hi"][i]) + float(f["beta_ci_hi"][i]) * n
         busbw = n * a["data_bytes_per_byte"] / seconds * a["busbw_factor"] if seconds > 0 else 0.0
         return {
             "seconds": seconds,
+            "lo": min(lo, seconds * (1 - rms)),
+            "hi": max(hi, seconds * (1 + rms)),
             "alpha_part": alpha_part,
             "beta_part": beta_part,
+            "gamma_part": 0.0,
             "busbw": busbw,
+            "view": "direct",
+            "algorithm": None,
+            "calibration": 1.0,
             "segment": i,
             "extrapolated": bool(n < a["bytes_min"] or n > a["bytes_max"]),
             "dtype": f["dtype"],
             "ranks": f["ranks"],
+            "link_ranks": None,
             "extrapolated_ranks": ranks is not None and ranks != f["ranks"],
+        }
+
+    @staticmethod
+    def _predict_algorithm(algo, link, benchmark, nbytes, ranks):
+        """View (b) at ranks ranks: see predict."""
+        op = base_op(benchmark)
+        r = _range_for(algo["lo_bytes"], algo["hi_bytes"], nbytes)
+        name = algo["algorithm"][r]
+        cal = float(algo["calibration"][r])
+        n = nbytes * (ranks if algo["size_unit"] == "per_rank_block" else 1)
+        c = algorithm_cost(op, name, Link.from_fit(link, algo["gamma"]), n, ranks)
+        seconds = c.total() * cal
+        spread = max(float(algo["median_abs_error"][r]), float(link["rms_rel_residual"][-1]))
+        return {
+            "seconds": seconds,
+            "lo": seconds / (1 + spread),
+            "hi": seconds * (1 + spread),
+            "alpha_part": c.alpha_part * cal,
+            "beta_part": c.beta_part * cal,
+            "gamma_part": c.gamma_part * cal,
+            "busbw": n / seconds * busbw_factor(op, ranks) if seconds > 0 else 0.0,
+            "view": "algorithm",
+            "algorithm": name,
+            "calibration": cal,
+            "segment": None,
+            "extrapolated": bool(nbytes < algo["lo_bytes"][0] or nbytes > algo["hi_bytes"][-1]),
+            "dtype": algo["dtype"],
+            "ranks": algo["ranks"],
+            "link_ranks": link["ranks"],
+            "extrapolated_ranks": True,
         }
 
 
@@ -466,6 +901,18 @@ def _summary(path):
             print("%-16s %-6s %-8s %5d %3d %10.3f %10.3f  %s .. %s" % (
                 bench, level, dtype, ranks, len(f["alpha"]), f["alpha"][0] * 1e6,
                 1e-9 / beta if beta > 0 else 0.0, _fmt_bytes(a["bytes_min"]), _fmt_bytes(a["bytes_max"])))
+        for level, l in sorted(m.loggp.items()):
+            G = l["G"]
+            print("LogGP %s (%s ranks): L+2o %s  g %s  G %.4g ns/byte (%.3f GB/s)" % (
+                level, l["ranks"], _fmt_seconds(l["L_plus_2o"]), _fmt_seconds(l["g"]), G * 1e9,
+                1e-9 / G if G > 0 else 0.0))
+        for key in m.algorithms():
+            a = m.algorithm_fit(*key)
+            ranges = "; ".join("%s..%s %s (x%.2f)" % (
+                _fmt_bytes(lo), _fmt_bytes(hi), "=".join([name] + ties), cal)
+                for lo, hi, name, ties, cal in zip(a["lo_bytes"], a["hi_bytes"], a["algorithm"],
+                                                   a["indistinguishable"], a["calibration"]))
+            print("algorithms %s %s %s p=%d: %s" % (key[1], key[0], key[2], key[3], ranges))
     else:  # results, or let open_results explain what is wrong
         with open_results(path) as r:
             print("%s: %s version %s" % (path, r.meta["schema"], r.meta.get("schema_version")))
