@@ -35,6 +35,8 @@ std::vector<KernelPoint> read_kernel_points(const h5::Group& compute) {
 
 }  // namespace
 
+std::string family_key(const std::string& family) { return "family:" + family; }
+
 bool ComputeModel::has_compute(const std::string& path) {
   h5::File f(path, h5::File::Mode::read);
   return f.has("compute");
@@ -68,10 +70,15 @@ ComputeModel ComputeModel::fit_results(const std::string& results_path) {
   if (m.ceilings.peak_flops.empty()) throw Error(results_path + ": /compute has no peak-FLOP measurement");
   if (m.ceilings.memory.empty()) throw Error(results_path + ": /compute has no working-set sweep");
 
+  // One model per kernel (layernorm_backward and layernorm_forward differ), and one per
+  // registry family for operators the suite does not measure by name.
   std::map<std::pair<std::string, std::string>, std::vector<OperatorSample>> families;
   for (const auto& p : m.points)
-    if (p.family != "peak" && m.ceilings.peak_flops.count(p.dtype))
-      families[{p.family, p.dtype}].push_back({p.family, p.dtype, p.shape, p.flops, p.bytes, p.seconds});
+    if (p.family != "peak" && m.ceilings.peak_flops.count(p.dtype)) {
+      families[{p.kernel, p.dtype}].push_back({p.kernel, p.dtype, p.shape, p.flops, p.bytes, p.seconds});
+      families[{family_key(p.family), p.dtype}].push_back(
+          {family_key(p.family), p.dtype, p.shape, p.flops, p.bytes, p.seconds});
+    }
   for (const auto& [key, samples] : families) {
     if (samples.size() < 2) continue;
     m.operators.push_back(fit_operator(m.ceilings, samples));
@@ -180,10 +187,13 @@ const OperatorModel* ComputeModel::find(const std::string& family, const std::st
   return nullptr;
 }
 
-ComputeModel::Estimate ComputeModel::predict(const std::string& family, const std::string& dtype, double flops,
-                                             double bytes) const {
+ComputeModel::Estimate ComputeModel::predict(const std::string& op, const std::string& dtype, double flops,
+                                             double bytes, const std::string& family) const {
   Estimate e;
-  if (const OperatorModel* o = find(family, dtype)) {
+  const OperatorModel* o = find(op, dtype);
+  if (!o && !family.empty()) o = find(family_key(family), dtype);
+  if (o) {
+    e.model = o->family;
     e.seconds = o->predict(ceilings, flops, bytes);
     e.bound = o->bound(ceilings, flops, bytes);
     e.calibrated = true;
@@ -191,7 +201,7 @@ ComputeModel::Estimate ComputeModel::predict(const std::string& family, const st
   }
   // No calibration for this family: the roofline bound (efficiency 1, no fixed cost).
   OperatorModel bound;
-  bound.family = family;
+  bound.family = op;
   bound.dtype = dtype;
   e.seconds = bound.predict(ceilings, flops, bytes);
   e.bound = bound.bound(ceilings, flops, bytes);

@@ -16,6 +16,8 @@ struct KernelPoint {
   double flops = 0, bytes = 0, seconds = 0;  // seconds: median
 };
 
+std::string family_key(const std::string& family);
+
 struct ComputeModel {
   Ceilings ceilings;
   std::vector<OperatorModel> operators;
@@ -30,13 +32,18 @@ struct ComputeModel {
   static std::optional<ComputeModel> read(const std::string& model_path);
   void write_into(h5::Group& root) const;
 
-  const OperatorModel* find(const std::string& family, const std::string& dtype) const;
+  // Operator models are keyed by kernel name ("layernorm_backward"), and by
+  // family_key(family) for a whole registry family ("family:normalization").
+  const OperatorModel* find(const std::string& op, const std::string& dtype) const;
   struct Estimate {
     double seconds = 0;
     std::string bound;        // "compute" or "memory"
-    bool calibrated = false;  // false: no operator model for the family, roofline bound only
+    std::string model;        // the operator model used; empty: roofline bound only
+    bool calibrated = false;  // false: no operator model for op or family, roofline bound
   };
-  Estimate predict(const std::string& family, const std::string& dtype, double flops, double bytes) const;
+  // The kernel's own model, else its family's, else the roofline bound.
+  Estimate predict(const std::string& op, const std::string& dtype, double flops, double bytes,
+                   const std::string& family = "") const;
 };
 
 }  // namespace sextant::model

@@ -201,11 +201,14 @@ OperatorModel fit_operator(const Ceilings& c, std::span<const OperatorSample> sa
   m.family = samples.front().family;
   m.dtype = samples.front().dtype;
   m.shapes = samples.size();
-  // Parameters: log e_c, log e_m, log t0 (t0 = exp(u), so t0 > 0; tiny when not needed).
+  // Parameters: logit e_c, logit e_m (efficiencies stay in (0, 1): above 1 a kernel
+  // would beat its ceiling), log t0 (t0 > 0, tiny when not needed).
+  auto efficiency = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+  auto logit = [](double e) { return std::log(e / (1 - e)); };
   auto model_at = [&](const std::array<double, 3>& x, const OperatorSample& s) {
     OperatorModel t = m;
-    t.e_compute = std::exp(x[0]);
-    t.e_memory = std::exp(x[1]);
+    t.e_compute = efficiency(x[0]);
+    t.e_memory = efficiency(x[1]);
     t.t0 = std::exp(x[2]);
     return t.predict(c, s.flops, s.bytes);
   };
@@ -226,15 +229,15 @@ OperatorModel fit_operator(const Ceilings& c, std::span<const OperatorSample> sa
   for (double ec : {0.5, 0.05})
     for (double em : {0.8, 0.2})
       for (double t0 : {t_small * 0.3, t_small * 1e-4}) {
-        auto x = nelder_mead(loss, {std::log(ec), std::log(em), std::log(t0)}, 0.7);
+        auto x = nelder_mead(loss, {logit(ec), logit(em), std::log(t0)}, 0.7);
         double l = loss(x);
         if (l < best_loss) {
           best_loss = l;
           best = x;
         }
       }
-  m.e_compute = std::exp(best[0]);
-  m.e_memory = std::exp(best[1]);
+  m.e_compute = efficiency(best[0]);
+  m.e_memory = efficiency(best[1]);
   m.t0 = std::exp(best[2]);
   std::vector<double> errs;
   for (const auto& s : samples) errs.push_back(std::fabs(m.predict(c, s.flops, s.bytes) - s.seconds) / s.seconds);

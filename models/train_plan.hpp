@@ -36,6 +36,8 @@ struct ComputeOp {
   std::string family;   // operator family of the compute model: gemm, layernorm, ...
   std::string shape;    // e.g. "M=64,N=256,K=64"
   double flops = 0, bytes = 0;
+  std::string kernel;   // the kernel that runs, as the kernel registry names it
+                        // (gemm, layernorm_backward, ...; suites/train's own: split_heads, ...)
 };
 
 struct CommOp {

@@ -13,6 +13,9 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& provenance)
   file_.flush();
 }
 
+ResultsFile::ResultsFile(const std::string& path)
+    : path_(path), file_(open_checked(path, results_schema, h5::File::Mode::read_write)) {}
+
 h5::Group ResultsFile::group(const std::string& path) {
   h5::Group g = file_.group("/");
   for (const auto& part : split_list(path, '/')) g = g.create_group(part);

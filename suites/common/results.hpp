@@ -12,7 +12,8 @@ namespace sextant {
 
 class ResultsFile {
  public:
-  ResultsFile(const std::string& path, const Provenance& provenance);
+  ResultsFile(const std::string& path, const Provenance& provenance);  // creates
+  explicit ResultsFile(const std::string& path);  // opens an existing one to append (schema checked)
   const std::string& path() const { return path_; }
   h5::Group root() { return file_.group("/"); }
   // Opens (creating as needed) a group path like "comm/world/allreduce/float32".

@@ -3,6 +3,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -164,28 +165,37 @@ std::map<std::string, std::string> behaviour_environment() {
   return env;
 }
 
-Runtime::Runtime(int argc, char** argv) {
+Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   int provided = 0;
   SEXTANT_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
   SEXTANT_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   // libgomp's default when OMP_PROC_BIND is unset is "false"; saying so explicitly
   // keeps Kokkos 3.x from printing its binding advice on every start.
   setenv("OMP_PROC_BIND", "false", 0);
-  // Kokkos sees no sextant options; threads come from OMP_NUM_THREADS / KOKKOS_*.
-  int kargc = 1;
-  char name[] = "sextant";
-  char* kargv[] = {name, nullptr};
-  Kokkos::initialize(kargc, kargv);
-
   rank_ = comm_rank(MPI_COMM_WORLD);
   size_ = comm_size(MPI_COMM_WORLD);
   SEXTANT_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_));
   ranks_on_node_ = comm_size(node_);
+  machine_ = read_machine_info();
+
+  // Threads per rank: OMP_NUM_THREADS when set, else the node's CPUs shared among its
+  // ranks, so that ranks x threads never oversubscribes the node by default.
+  const char* omp = std::getenv("OMP_NUM_THREADS");
+  threads_ = omp && std::atoi(omp) > 0 ? std::atoi(omp) : std::max(1, machine_.usable_cpus / ranks_on_node_);
+  // Kokkos sees no sextant options, only the thread count.
+#if KOKKOS_VERSION >= 40000
+  std::string threads_arg = "--kokkos-num-threads=" + std::to_string(threads_);
+#else
+  std::string threads_arg = "--kokkos-threads=" + std::to_string(threads_);
+#endif
+  char name[] = "sextant";
+  char* kargv[] = {name, threads_arg.data(), nullptr};
+  int kargc = 2;
+  Kokkos::initialize(kargc, kargv);
   int node_leader = comm_rank(node_) == 0 ? 1 : 0;
   SEXTANT_MPI_CHECK(MPI_Allreduce(&node_leader, &nodes_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
 
-  machine_ = read_machine_info();
-  int local_over = ranks_on_node_ > machine_.usable_cpus ? 1 : 0, any_over = 0;
+  int local_over = ranks_on_node_ * threads_ > machine_.usable_cpus ? 1 : 0, any_over = 0;
   SEXTANT_MPI_CHECK(MPI_Allreduce(&local_over, &any_over, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
   oversubscribed_ = any_over != 0;
 
@@ -209,6 +219,7 @@ Runtime::Runtime(int argc, char** argv) {
   f["ranks_per_node"] = std::to_string(ranks_on_node_);
   f["nodes"] = std::to_string(nodes_);
   f["oversubscribed"] = oversubscribed_ ? "yes" : "no";
+  f["threads_per_rank"] = std::to_string(threads_);
   f["sextant_version"] = SEXTANT_VERSION;
   provenance_.environment = behaviour_environment();
   provenance_.ranks = size_;

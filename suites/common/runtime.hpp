@@ -25,17 +25,22 @@ class Runtime {
   MPI_Comm node() const { return node_; }  // ranks sharing memory with this one
   int ranks_on_node() const { return ranks_on_node_; }
   int nodes() const { return nodes_; }
+  int threads_per_rank() const { return threads_; }
+  int argc() const { return argc_; }
+  char** argv() const { return argv_; }
   const MachineInfo& machine() const { return machine_; }
 
   // More ranks on this node than usable CPUs: timings are not meaningful, and
   // waits must yield the core (see suites/common/mpi.hpp).
-  bool oversubscribed() const { return oversubscribed_; }
+  bool oversubscribed() const { return oversubscribed_; }  // ranks x threads > CPUs counts too
 
   // Gathered from all ranks: valid on every rank.
   const Provenance& provenance() const { return provenance_; }
 
  private:
-  int rank_ = 0, size_ = 1, ranks_on_node_ = 1, nodes_ = 1;
+  int rank_ = 0, size_ = 1, ranks_on_node_ = 1, nodes_ = 1, threads_ = 1;
+  int argc_ = 0;
+  char** argv_ = nullptr;
   MPI_Comm node_ = MPI_COMM_NULL;
   bool oversubscribed_ = false;
   MachineInfo machine_;

@@ -1,9 +1,15 @@
 // sextant run --suite comm|compute|train: measure, writing a results file.
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <iostream>
 
 #include "core/units.hpp"
+#include "models/comm_model.hpp"
+#include "models/compute_model.hpp"
 #include "suites/comm/harness.hpp"
+#include "suites/compute/suite.hpp"
+#include "suites/train/suite.hpp"
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
 #include "tools/sextant/cli.hpp"
@@ -23,6 +29,9 @@ struct RunArgs {
   bool off_cache = false, in_place = false;
   std::string json;
   int corrupt_rank = -1;
+  bool dtypes_given = false, sizes_given = false;
+  std::string kernels, families, configs;  // compute, train
+  int steps = 0;                           // train
 };
 
 comm::Options comm_options(const RunArgs& a) {
@@ -54,7 +63,7 @@ comm::Options comm_options(const RunArgs& a) {
   o.sync = comm::parse_sync(a.sync);
   o.benchmarks = split_list(a.benchmarks);
   o.dtypes.clear();
-  for (const auto& d : split_list(a.dtypes)) {
+  for (const auto& d : split_list(a.suite == "compute" ? std::string("float32") : a.dtypes)) {
     auto t = comm::parse_dtype(d);
     if (t == comm::Dtype::byte) throw UsageError("--dtypes: 'byte' is not a reduction type (use int32, float32, float64)");
     o.dtypes.push_back(t);
@@ -79,6 +88,81 @@ comm::Options comm_options(const RunArgs& a) {
   return o;
 }
 
+compute::SuiteOptions compute_options(const RunArgs& a) {
+  compute::SuiteOptions o;
+  o.kernels.quick = a.quick;
+  o.sweep.quick = a.quick;
+  o.kernels.kernels = split_list(a.kernels);
+  o.kernels.families = split_list(a.families);
+  if (a.dtypes_given) o.kernels.dtypes = split_list(a.dtypes);
+  if (a.budget != 0 || a.precision != 0 || a.iterations != 0) {
+    stats::StopRule rule = a.quick ? compute::MeasureOptions::quick_rule() : compute::MeasureOptions::standard_rule();
+    if (a.budget != 0) rule.budget_seconds = a.budget;
+    if (a.precision != 0) rule.rel_half_width = a.precision;
+    if (a.iterations != 0) rule.max_samples = static_cast<std::size_t>(a.iterations);
+    o.kernels.stop = rule;
+  }
+  o.kernels.validate = a.check != 0;
+  return o;
+}
+
+// The train suite measures what its predictions need in the same run and with the
+// same ranks and threads per rank: the collectives and point-to-point traffic of the
+// strategies, the kernels of the plans; fits them; then predicts and measures each
+// configuration of the sweep.
+long long run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts, compute::SuiteOptions compute_opts,
+                          const std::string& path, std::unique_ptr<ResultsFile>& results) {
+  auto sweep = train::default_sweep(rt.size());
+  if (!a.configs.empty()) {
+    auto wanted = split_list(a.configs);
+    std::erase_if(sweep, [&](const train::SweepEntry& e) {
+      return std::find(wanted.begin(), wanted.end(), e.name) == wanted.end();
+    });
+    if (sweep.empty()) throw UsageError("--configs '" + a.configs + "': no configuration of the sweep matches");
+  }
+  if (comm_opts.benchmarks.empty())
+    comm_opts.benchmarks = {"pingpong", "bandwidth", "allreduce", "reduce_scatter", "allgather", "reduce_local"};
+  if (!a.sizes_given) comm_opts.sizes = {4, 4 << 20};
+  comm_opts.dtypes = {comm::Dtype::float32};
+  if (compute_opts.kernels.kernels.empty()) {
+    std::set<std::string> kernels{"peak_fma"};
+    for (const auto& e : sweep)
+      for (const auto& st : model::plan_step(e.config).stages)
+        for (const auto* phase : {&st.forward, &st.backward, &st.optimizer})
+          for (const auto& op : phase->compute)
+            if (compute::is_kernel(op.kernel)) {
+              kernels.insert(op.kernel);
+              compute_opts.kernels.cases.emplace_back(op.kernel, op.shape);
+            }
+    compute_opts.kernels.kernels.assign(kernels.begin(), kernels.end());
+  }
+  compute_opts.kernels.dtypes = {"float32"};
+  compute_opts.sweep.dtype = "float32";
+  long long wrong = comm::run_comm_suite(rt, comm_opts, results.get());
+  wrong += compute::run_compute_suite(rt, compute_opts, results.get());
+
+  std::string model_path = path.substr(0, path.rfind(".h5")) + ".model.h5";
+  if (rt.is_root()) {
+    results.reset();  // closed, so the fit reads a complete file
+    auto comm = model::CommModel::fit_results(path);
+    auto compute = model::ComputeModel::fit_results(path);
+    model::write_model_file(model_path, local_provenance(rt.argc(), rt.argv()), comm.source, path,
+                            [&](h5::Group& root) {
+                              comm.write_into(root);
+                              compute.write_into(root);
+                            });
+    std::cerr << "sextant: fitted " << model_path << "\n";
+    results = std::make_unique<ResultsFile>(path);
+  }
+  barrier(MPI_COMM_WORLD, rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
+  train::SweepOptions so;
+  so.model_path = model_path;
+  if (a.quick) so.steps = 8;
+  if (a.steps > 0) so.steps = a.steps;
+  train::run_train_sweep(rt, sweep, so, results.get());
+  return wrong;
+}
+
 }  // namespace
 
 void register_run(CLI::App& app, Context& ctx) {
@@ -87,7 +171,8 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("--suite", args->suite, "comm | compute | train")->check(CLI::IsMember({"comm", "compute", "train"}));
   cmd->add_option("-o,--output", args->output, "results file (default results/<host>-<UTC time>.h5)");
   cmd->add_flag("--quick", args->quick, "short sweep for smoke runs and CI");
-  cmd->add_option("-m,--sizes", args->sizes, "MIN:MAX message sizes in bytes (K/M/G suffixes)");
+  cmd->add_option("-m,--sizes", args->sizes, "MIN:MAX message sizes in bytes (K/M/G suffixes)")
+      ->each([args](const std::string&) { args->sizes_given = true; });
   cmd->add_option("-f,--factor", args->factor, "size step factor (default 2)");
   cmd->add_option("-i,--iterations", args->iterations, "iteration cap per size");
   cmd->add_option("-x,--warmup", args->warmup, "warm-up iterations per size");
@@ -95,7 +180,12 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("--budget", args->budget, "time budget per size, seconds");
   cmd->add_option("--precision", args->precision, "stop when the median's 95% CI half-width <= this fraction (0.02)");
   cmd->add_option("--collectives,--benchmarks", args->benchmarks, "comma-separated benchmark names (default all)");
-  cmd->add_option("--dtypes", args->dtypes, "int32,float32,float64");
+  cmd->add_option("--dtypes", args->dtypes, "comm: int32,float32,float64; compute: float64,float32")
+      ->each([args](const std::string&) { args->dtypes_given = true; });
+  cmd->add_option("--kernels", args->kernels, "compute: kernel names (default all)");
+  cmd->add_option("--families", args->families, "compute: kernel families (default all)");
+  cmd->add_option("--configs", args->configs, "train: configurations of the sweep to run (default all)");
+  cmd->add_option("--steps", args->steps, "train: measured steps per configuration");
   cmd->add_option("--op", args->op, "reduction: sum | max | min");
   cmd->add_option("--levels", args->levels, "world,intra,inter");
   cmd->add_option("--check", args->check, "validated iterations per size (0 disables)");
@@ -107,24 +197,27 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("--json", args->json, "also write the statistics as JSON to this file");
   cmd->add_option("--test-corrupt-rank", args->corrupt_rank, "test hook: this rank corrupts what it receives")->group("");
   cmd->callback([&ctx, args] {
-    if (args->suite != "comm") not_yet("sextant run --suite " + args->suite);
-    comm::Options options = comm_options(*args);
+    comm::Options comm_opts = comm_options(*args);
+    compute::SuiteOptions compute_opts = compute_options(*args);
     Runtime rt(ctx.argc, ctx.argv);
     try {
+      std::string path = args->output;
+      if (path.empty()) {
+        if (rt.is_root()) std::filesystem::create_directories("results");
+        path = "results/" + default_results_name(rt.machine().hostname);
+      }
       std::unique_ptr<ResultsFile> results;
       if (rt.is_root()) {
-        std::string path = args->output;
-        if (path.empty()) {
-          std::filesystem::create_directories("results");
-          path = "results/" + default_results_name(rt.machine().hostname);
-        }
         results = std::make_unique<ResultsFile>(path, rt.provenance());
         results->root().group("meta").set_attr("suite", args->suite);
         std::cerr << "sextant: writing " << path << "\n";
       }
-      long long wrong = comm::run_comm_suite(rt, options, results.get());
+      long long wrong = 0;
+      if (args->suite == "comm") wrong = comm::run_comm_suite(rt, comm_opts, results.get());
+      if (args->suite == "compute") wrong = compute::run_compute_suite(rt, compute_opts, results.get());
+      if (args->suite == "train") wrong = run_train_suite(rt, *args, comm_opts, compute_opts, path, results);
       if (wrong > 0) {
-        if (rt.is_root()) std::cerr << "sextant: validation FAILED: " << wrong << " wrong values (see WRONG lines above)\n";
+        if (rt.is_root()) std::cerr << "sextant: validation FAILED: " << wrong << " wrong results (see WRONG lines above)\n";
         ctx.exit_code = 1;
       }
     } catch (const UsageError&) {

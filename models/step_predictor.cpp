@@ -1,0 +1,106 @@
+#include "models/step_predictor.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace sextant::model {
+namespace {
+
+class Coster {
+ public:
+  Coster(const CommModel& comm, const ComputeModel& compute, const LevelMap& levels, const std::string& dtype,
+         std::vector<std::string>& notes)
+      : comm_(comm), compute_(compute), levels_(levels), dtype_(dtype), notes_(notes) {}
+
+  double compute(const Phase& phase) {
+    double t = 0;
+    for (const auto& op : phase.compute) {
+      const std::string& kernel = op.kernel.empty() ? op.family : op.kernel;
+      auto e = compute_.predict(kernel, dtype_, op.flops, op.bytes, op.family);
+      if (!e.calibrated) note("no operator model for '" + kernel + "' " + dtype_ + ": roofline bound used");
+      t += e.seconds;
+    }
+    return t;
+  }
+
+  double comm(const CommOp& op) {
+    if (op.name.empty() || op.ranks < 2 || op.bytes <= 0) return 0;
+    const std::string& level = op.kind == "tp" ? levels_.tp : op.kind == "dp" ? levels_.dp : levels_.pp;
+    auto p = comm_.predict(op.collective, op.bytes, op.ranks, level, dtype_);
+    if (p.extrapolated_ranks || p.extrapolated_bytes)
+      note(op.collective + " (" + op.kind + ") at " + std::to_string(op.ranks) + " ranks: " +
+           (p.extrapolated_ranks ? p.view + " view, extrapolated in ranks" : "extrapolated in size"));
+    return p.seconds;
+  }
+
+  double comm(const std::vector<CommOp>& ops) {
+    double t = 0;
+    for (const auto& op : ops) t += comm(op);
+    return t;
+  }
+
+ private:
+  void note(const std::string& text) {
+    if (seen_.insert(text).second) notes_.push_back(text);
+  }
+  const CommModel& comm_;
+  const ComputeModel& compute_;
+  const LevelMap& levels_;
+  const std::string& dtype_;
+  std::vector<std::string>& notes_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace
+
+StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const ComputeModel& compute,
+                            const LevelMap& levels) {
+  StepPrediction out;
+  const auto& cfg = plan.config;
+  Coster cost(comm, compute, levels, cfg.dtype, out.notes);
+  out.micro_batches = cfg.micro_batches();
+  const int S = static_cast<int>(plan.stages.size()), M = out.micro_batches;
+
+  for (const auto& st : plan.stages) {
+    StageTimes t;
+    t.forward_compute = cost.compute(st.forward);
+    t.backward_compute = cost.compute(st.backward);
+    t.tp_comm = cost.comm(st.forward.comm) + cost.comm(st.backward.comm);
+    t.pp_comm = cost.comm(st.send_activation) + cost.comm(st.send_gradient);
+    t.dp_total = cost.comm(st.dp_sync);
+    if (cfg.overlap_dp && !st.dp_sync.empty()) {
+      // Buckets become ready during the last micro-batch's backward; the last bucket
+      // can only start after it.
+      double last = cost.comm(st.dp_sync.back());
+      t.dp_exposed = std::max(last, t.dp_total - t.backward_compute);
+    } else {
+      t.dp_exposed = t.dp_total;
+    }
+    t.optimizer = cost.compute(st.optimizer) + cost.comm(st.optimizer.comm);
+    out.stages.push_back(t);
+  }
+
+  int crit = 0, tail = 0;
+  for (int s = 1; s < S; ++s) {
+    if (out.stages[s].per_micro_batch() > out.stages[crit].per_micro_batch()) crit = s;
+    if (out.stages[s].dp_exposed + out.stages[s].optimizer > out.stages[tail].dp_exposed + out.stages[tail].optimizer)
+      tail = s;
+  }
+  out.critical_stage = crit;
+  const StageTimes& c = out.stages[crit];
+  const StageTimes& e = out.stages[tail];
+  out.breakdown = {
+      {"forward compute", M * c.forward_compute},
+      {"backward compute", M * c.backward_compute},
+      {"tp communication", M * c.tp_comm},
+      {"pp communication", M * c.pp_comm},
+      {"pipeline bubble", (S - 1) * c.per_micro_batch()},
+      {"dp communication (exposed)", e.dp_exposed},
+      {"optimizer", e.optimizer},
+  };
+  for (const auto& [name, t] : out.breakdown) out.total += t;
+  out.bubble_fraction = double(S - 1) / double(M + S - 1);
+  return out;
+}
+
+}  // namespace sextant::model

@@ -1,0 +1,415 @@
+// The exact decomposition of one training step of the transformer proxy (suites/train).
+//
+// Conventions the proxy and the step predictor share (docs/train-suite.md):
+// - ComputeOp::kernel is the kernel that runs, as the kernel registry
+//   (kernels/registry.hpp) names it: gemm, attention_forward, layernorm_backward,
+//   bias_gelu_forward, embedding_backward, stream_add, stream_triad (SGD), adamw_update.
+//   Kernels the registry does not have are the proxy's own (suites/train/ops.hpp):
+//   split_heads, merge_heads, cross_entropy_max, cross_entropy_sum,
+//   cross_entropy_backward, fill (zeroing the gradients).
+// - ComputeOp::family is the registry's family of that kernel (gemm, attention,
+//   normalization, activation, embedding, stream, optimizer): the key of the compute
+//   model's operator models. The proxy's own kernels take the family of the measured
+//   kernels closest to them: the head permutes and fill are pure data movement (stream),
+//   the cross-entropy passes are row-wise softmax reductions (normalization).
+// - ComputeOp::shape is "key=value,..." with the registry's parameter names in its
+//   order; a GEMM that accumulates into its output (weight gradients over micro-batches)
+//   adds ",beta=1", and its bytes count the read of C (gemm_bytes(beta_nonzero)).
+// - A CommOp is issued right after the compute op whose name is its own name without
+//   the last component ("layer3.attn_out.tp_allreduce" follows "layer3.attn_out").
+//
+// The FLOP and byte formulas below are those of kernels/*.hpp and suites/train/ops.hpp,
+// copied as plain arithmetic because models/ links no Kokkos; tests/train checks that
+// they stay identical (against the headers, and against what the proxy executes).
+#include "models/train_plan.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace sextant::model {
+
+namespace {
+
+// ---- counts (kernels/*.hpp, suites/train/ops.hpp) ------------------------------------
+
+constexpr double index_bytes = 4;  // token indices are int32, as the registry's embedding
+
+double gemm_flops(double m, double n, double k) { return 2.0 * m * n * k; }
+double gemm_bytes(double m, double n, double k, double s, bool beta_nonzero) {
+  return (m * k + k * n + m * n * (beta_nonzero ? 2 : 1)) * s;
+}
+double layernorm_forward_flops(double r, double c) { return 8 * r * c; }
+double layernorm_backward_flops(double r, double c) { return 18 * r * c; }
+double layernorm_forward_bytes(double r, double c, double s) { return (2 * r * c + 2 * c + 2 * r) * s; }
+double layernorm_backward_bytes(double r, double c, double s) { return (3 * r * c + 3 * c + 2 * r) * s; }
+double attention_forward_flops(double bh, double l, double d) { return 4 * bh * l * l * d + 5 * bh * l * l; }
+double attention_backward_flops(double bh, double l, double d) { return 8 * bh * l * l * d + 4 * bh * l * l; }
+double attention_forward_bytes(double bh, double l, double d, double s) {
+  return bh * (2 * l * d + 2 * l * d + 4 * l * l) * s;
+}
+double attention_backward_bytes(double bh, double l, double d, double s) {
+  return bh * (4 * l * d + 4 * l * d + 7 * l * l) * s;
+}
+double bias_gelu_forward_flops(double r, double c) { return 10 * r * c; }
+double bias_gelu_backward_flops(double r, double c) { return 22 * r * c; }
+double bias_gelu_forward_bytes(double r, double c, double s) { return (2 * r * c + c) * s; }
+double bias_gelu_backward_bytes(double r, double c, double s) { return (3 * r * c + 2 * c) * s; }
+double embedding_forward_bytes(double t, double d, double s) { return 2 * t * d * s + t * index_bytes; }
+double embedding_backward_flops(double t, double d) { return t * d; }
+double embedding_backward_bytes(double v, double t, double d, double s) {
+  return (v * d + 3 * t * d) * s + t * index_bytes;
+}
+double stream_add_flops(double n) { return n; }
+double stream_add_bytes(double n, double s) { return 3 * n * s; }
+double stream_triad_flops(double n) { return 2 * n; }
+double stream_triad_bytes(double n, double s) { return 3 * n * s; }
+double adamw_flops(double n) { return 16 * n; }
+double adamw_bytes(double n, double s) { return 7 * n * s; }
+// suites/train/ops.hpp
+double heads_permute_bytes(double n, double s) { return 2 * n * s; }
+double cross_entropy_max_flops(double r, double c) { return r * c; }
+double cross_entropy_max_bytes(double r, double c, double s) { return (r * c + r) * s; }
+double cross_entropy_sum_flops(double r, double c) { return 3 * r * c; }
+double cross_entropy_sum_bytes(double r, double c, double s) { return (r * c + 3 * r) * s + r * index_bytes; }
+double cross_entropy_backward_flops(double r, double c) { return 5 * r * c + 4 * r; }
+double cross_entropy_backward_bytes(double r, double c, double s) {
+  return (2 * r * c + 3 * r) * s + r * index_bytes;
+}
+double fill_bytes(double n, double s) { return n * s; }
+
+// The registry's family of a kernel (kernels/descriptors/*.cpp), and the stand-in
+// family of the proxy's own kernels.
+std::string family_of(const std::string& kernel) {
+  auto starts = [&](const char* p) { return kernel.rfind(p, 0) == 0; };
+  if (starts("gemm")) return "gemm";
+  if (starts("attention_")) return "attention";
+  if (starts("layernorm_") || starts("softmax_") || starts("cross_entropy_")) return "normalization";
+  if (starts("bias_gelu_") || starts("relu_")) return "activation";
+  if (starts("embedding_")) return "embedding";
+  if (starts("stream_") || kernel == "split_heads" || kernel == "merge_heads" || kernel == "fill") return "stream";
+  if (kernel == "adamw_update") return "optimizer";
+  return kernel;
+}
+
+// ---- shapes -----------------------------------------------------------------------------
+
+std::string kv(std::initializer_list<std::pair<const char*, long long>> dims) {
+  std::string out;
+  for (const auto& [k, v] : dims) {
+    if (!out.empty()) out += ',';
+    out += k;
+    out += '=';
+    out += std::to_string(v);
+  }
+  return out;
+}
+
+// The sizes one stage of one tensor-parallel rank works with.
+struct Dims {
+  long long b, S, H, T;   // micro-batch, sequence, hidden, tokens per micro-batch
+  long long Hl, Al, D;    // hidden, heads per tp rank, head dimension
+  long long Fl;           // MLP width per tp rank (4 H / tp)
+  long long V, Vl, Vrows; // vocabulary, its shard, rows of the local embedding table
+  long long tp, dp;
+  double s;               // bytes per scalar
+};
+
+Dims dims_of(const TrainConfig& c) {
+  Dims d{};
+  d.b = c.micro_batch;
+  d.S = c.seq;
+  d.H = c.hidden;
+  d.T = d.b * d.S;
+  d.tp = c.tp;
+  d.dp = c.dp;
+  d.Hl = c.hidden / c.tp;
+  d.Al = c.heads / c.tp;
+  d.D = c.hidden / c.heads;
+  d.Fl = 4LL * c.hidden / c.tp;
+  d.V = c.vocab;
+  d.Vl = c.vocab / c.tp;
+  // Vocabulary-parallel embedding: tokens of other shards look up one extra zero row.
+  d.Vrows = d.Vl + (c.tp > 1 ? 1 : 0);
+  d.s = c.dtype == "float64" ? 8 : 4;
+  return d;
+}
+
+// Builds one phase's op lists with the naming conventions above.
+class PhaseBuilder {
+ public:
+  PhaseBuilder(Phase& phase, const Dims& d) : p_(phase), d_(d) {}
+
+  void op(std::string name, const std::string& kernel, std::string shape, double flops, double bytes) {
+    p_.compute.push_back({std::move(name), family_of(kernel), std::move(shape), flops, bytes, kernel});
+  }
+  // C[M,N] (+)= op(A) op(B): forward (no transposes), input gradient (B transposed) or
+  // weight gradient (A transposed, accumulated over micro-batches).
+  void gemm(const std::string& name, long long M, long long N, long long K, bool ta, bool tb, bool accumulate) {
+    std::string shape = kv({{"M", M}, {"N", N}, {"K", K}, {"ta", ta}, {"tb", tb}});
+    if (accumulate) shape += ",beta=1";
+    op(name, "gemm", shape, gemm_flops(M, N, K), gemm_bytes(M, N, K, d_.s, accumulate));
+  }
+  void add(const std::string& name, long long n) {
+    op(name, "stream_add", kv({{"n", n}}), stream_add_flops(n), stream_add_bytes(n, d_.s));
+  }
+  void layernorm(const std::string& name, bool backward) {
+    if (!backward)
+      op(name, "layernorm_forward", kv({{"rows", d_.T}, {"cols", d_.H}}), layernorm_forward_flops(d_.T, d_.H),
+         layernorm_forward_bytes(d_.T, d_.H, d_.s));
+    else
+      op(name, "layernorm_backward", kv({{"rows", d_.T}, {"cols", d_.H}}), layernorm_backward_flops(d_.T, d_.H),
+         layernorm_backward_bytes(d_.T, d_.H, d_.s));
+  }
+  // Between [tokens, groups * heads * dim] and groups x [batch * heads, seq, dim].
+  void heads(const std::string& name, const char* family, long long groups) {
+    op(name, family, kv({{"batch", d_.b}, {"seq", d_.S}, {"groups", groups}, {"heads", d_.Al}, {"dim", d_.D}}), 0,
+       heads_permute_bytes(double(d_.T) * groups * d_.Hl, d_.s));
+  }
+  // Allreduce of a tensor-parallel partial sum [T, H] (Megatron's g forward, f backward).
+  void tp_allreduce(const std::string& after, double elements) {
+    if (d_.tp == 1) return;
+    p_.comm.push_back({after + ".tp_allreduce", "tp", "allreduce", elements * d_.s, int(d_.tp)});
+  }
+
+ private:
+  Phase& p_;
+  const Dims& d_;
+};
+
+void layer_forward(PhaseBuilder& f, const Dims& d, const std::string& L) {
+  f.layernorm(L + "ln1", false);
+  f.gemm(L + "qkv", d.T, 3 * d.Hl, d.H, false, false, false);
+  f.heads(L + "split_heads", "split_heads", 3);
+  f.op(L + "attention", "attention_forward", kv({{"BH", d.b * d.Al}, {"L", d.S}, {"D", d.D}}),
+       attention_forward_flops(d.b * d.Al, d.S, d.D), attention_forward_bytes(d.b * d.Al, d.S, d.D, d.s));
+  f.heads(L + "merge_heads", "merge_heads", 1);
+  f.gemm(L + "attn_out", d.T, d.H, d.Hl, false, false, false);
+  f.tp_allreduce(L + "attn_out", double(d.T) * d.H);
+  f.add(L + "residual1", d.T * d.H);
+  f.layernorm(L + "ln2", false);
+  f.gemm(L + "fc1", d.T, d.Fl, d.H, false, false, false);
+  f.op(L + "gelu", "bias_gelu_forward", kv({{"rows", d.T}, {"cols", d.Fl}}), bias_gelu_forward_flops(d.T, d.Fl),
+       bias_gelu_forward_bytes(d.T, d.Fl, d.s));
+  f.gemm(L + "fc2", d.T, d.H, d.Fl, false, false, false);
+  f.tp_allreduce(L + "fc2", double(d.T) * d.H);
+  f.add(L + "residual2", d.T * d.H);
+}
+
+void layer_backward(PhaseBuilder& g, const Dims& d, const std::string& L) {
+  g.gemm(L + "fc2.wgrad", d.Fl, d.H, d.T, true, false, true);
+  g.gemm(L + "fc2.dgrad", d.T, d.Fl, d.H, false, true, false);
+  g.op(L + "gelu.backward", "bias_gelu_backward", kv({{"rows", d.T}, {"cols", d.Fl}}),
+       bias_gelu_backward_flops(d.T, d.Fl), bias_gelu_backward_bytes(d.T, d.Fl, d.s));
+  g.add(L + "gelu.grad_add", d.Fl);
+  g.gemm(L + "fc1.wgrad", d.H, d.Fl, d.T, true, false, true);
+  g.gemm(L + "fc1.dgrad", d.T, d.H, d.Fl, false, true, false);
+  g.tp_allreduce(L + "fc1.dgrad", double(d.T) * d.H);
+  g.layernorm(L + "ln2.backward", true);
+  g.add(L + "ln2.grad_add", 2 * d.H);
+  g.add(L + "residual2.backward", d.T * d.H);
+  g.gemm(L + "attn_out.wgrad", d.Hl, d.H, d.T, true, false, true);
+  g.gemm(L + "attn_out.dgrad", d.T, d.Hl, d.H, false, true, false);
+  g.heads(L + "merge_heads.backward", "split_heads", 1);
+  g.op(L + "attention.backward", "attention_backward", kv({{"BH", d.b * d.Al}, {"L", d.S}, {"D", d.D}}),
+       attention_backward_flops(d.b * d.Al, d.S, d.D), attention_backward_bytes(d.b * d.Al, d.S, d.D, d.s));
+  g.heads(L + "split_heads.backward", "merge_heads", 3);
+  g.gemm(L + "qkv.wgrad", d.H, 3 * d.Hl, d.T, true, false, true);
+  g.gemm(L + "qkv.dgrad", d.T, d.H, 3 * d.Hl, false, true, false);
+  g.tp_allreduce(L + "qkv.dgrad", double(d.T) * d.H);
+  g.layernorm(L + "ln1.backward", true);
+  g.add(L + "ln1.grad_add", 2 * d.H);
+  g.add(L + "residual1.backward", d.T * d.H);
+}
+
+// This stage's parameters on one tp rank, in the order their gradients become final in
+// backward (the flat gradient buffer's order, so buckets are contiguous ranges of it).
+std::vector<std::pair<std::string, double>> stage_parameters(const Dims& d, int first_layer, int layers, bool first,
+                                                             bool last) {
+  std::vector<std::pair<std::string, double>> p;
+  if (last) {
+    p.push_back({"head.weight", double(d.H) * d.Vl});
+    p.push_back({"final.ln.gamma", double(d.H)});
+    p.push_back({"final.ln.beta", double(d.H)});
+  }
+  for (int l = first_layer + layers - 1; l >= first_layer; --l) {
+    const std::string L = "layer" + std::to_string(l) + ".";
+    p.push_back({L + "fc2.weight", double(d.Fl) * d.H});
+    p.push_back({L + "fc1.bias", double(d.Fl)});
+    p.push_back({L + "fc1.weight", double(d.H) * d.Fl});
+    p.push_back({L + "ln2.gamma", double(d.H)});
+    p.push_back({L + "ln2.beta", double(d.H)});
+    p.push_back({L + "attn_out.weight", double(d.Hl) * d.H});
+    p.push_back({L + "qkv.weight", double(d.H) * 3 * d.Hl});
+    p.push_back({L + "ln1.gamma", double(d.H)});
+    p.push_back({L + "ln1.beta", double(d.H)});
+  }
+  if (first) {
+    p.push_back({"embedding.position", double(d.S) * d.H});
+    p.push_back({"embedding.token", double(d.Vl) * d.H});
+  }
+  return p;
+}
+
+// Buckets: consecutive whole parameters up to bucket_bytes (a larger parameter is a
+// bucket of its own); with ZeRO-1 each is padded to a multiple of dp elements so that
+// every rank owns an equal block. Returns element counts, padded.
+std::vector<double> bucket_elements(const std::vector<std::pair<std::string, double>>& params, double bucket_bytes,
+                                    double s, long long pad_to) {
+  std::vector<double> out;
+  double current = 0;
+  for (const auto& [name, n] : params) {
+    if (current > 0 && (current + n) * s > bucket_bytes) {
+      out.push_back(current);
+      current = 0;
+    }
+    current += n;
+  }
+  if (current > 0) out.push_back(current);
+  for (auto& n : out) n = double((static_cast<long long>(n) + pad_to - 1) / pad_to * pad_to);
+  return out;
+}
+
+}  // namespace
+
+int TrainConfig::micro_batches() const {
+  const long long per_step = static_cast<long long>(micro_batch) * dp;
+  return per_step > 0 ? static_cast<int>(global_batch / per_step) : 0;
+}
+
+void TrainConfig::validate() const {
+  auto positive = [](const char* option, long long v) {
+    if (v < 1) throw UsageError(std::string(option) + " " + std::to_string(v) + ": must be >= 1");
+  };
+  positive("--layers", layers);
+  positive("--hidden", hidden);
+  positive("--heads", heads);
+  positive("--seq", seq);
+  positive("--vocab", vocab);
+  positive("--micro-batch", micro_batch);
+  positive("--global-batch", global_batch);
+  positive("--dp", dp);
+  positive("--tp", tp);
+  positive("--pp", pp);
+  if (hidden % heads != 0)
+    throw UsageError("--hidden " + std::to_string(hidden) + " is not a multiple of --heads " + std::to_string(heads));
+  if (heads % tp != 0)
+    throw UsageError("--heads " + std::to_string(heads) + " is not a multiple of --tp " + std::to_string(tp) +
+                     " (tensor parallelism splits attention heads)");
+  if (vocab % tp != 0)
+    throw UsageError("--vocab " + std::to_string(vocab) + " is not a multiple of --tp " + std::to_string(tp) +
+                     " (the embedding and the logits are split over the vocabulary)");
+  if (layers < pp)
+    throw UsageError("--layers " + std::to_string(layers) + " < --pp " + std::to_string(pp) +
+                     ": every pipeline stage needs at least one layer");
+  if (global_batch % (static_cast<long long>(micro_batch) * dp) != 0)
+    throw UsageError("--global-batch " + std::to_string(global_batch) + " is not a multiple of --micro-batch " +
+                     std::to_string(micro_batch) + " x --dp " + std::to_string(dp));
+  if (dtype != "float32" && dtype != "float64")
+    throw UsageError("--dtype '" + dtype + "': use float32 or float64");
+  if (!(bucket_bytes > 0)) throw UsageError("--bucket-bytes " + std::to_string(bucket_bytes) + ": must be > 0");
+}
+
+StepPlan plan_step(const TrainConfig& config) {
+  config.validate();
+  const Dims d = dims_of(config);
+  StepPlan plan;
+  plan.config = config;
+  const int pp = config.pp;
+  int next_layer = 0;
+  for (int s = 0; s < pp; ++s) {
+    StagePlan st;
+    st.stage = s;
+    // Layers split evenly; the first layers % pp stages take one more.
+    st.layers_first = next_layer;
+    st.layers_count = config.layers / pp + (s < config.layers % pp ? 1 : 0);
+    next_layer += st.layers_count;
+    const bool first = s == 0, last = s == pp - 1;
+
+    // Forward of one micro-batch.
+    PhaseBuilder f(st.forward, d);
+    if (first) {
+      f.op("embedding.token", "embedding_forward", kv({{"vocab", d.Vrows}, {"tokens", d.T}, {"dim", d.H}}), 0,
+           embedding_forward_bytes(d.T, d.H, d.s));
+      f.tp_allreduce("embedding.token", double(d.T) * d.H);
+      f.op("embedding.position", "embedding_forward", kv({{"vocab", d.S}, {"tokens", d.T}, {"dim", d.H}}), 0,
+           embedding_forward_bytes(d.T, d.H, d.s));
+      f.add("embedding.add", d.T * d.H);
+    }
+    for (int l = st.layers_first; l < st.layers_first + st.layers_count; ++l)
+      layer_forward(f, d, "layer" + std::to_string(l) + ".");
+    if (last) {
+      f.layernorm("final.ln", false);
+      f.gemm("final.logits", d.T, d.Vl, d.H, false, false, false);
+      f.op("final.ce_max", "cross_entropy_max", kv({{"rows", d.T}, {"cols", d.Vl}}),
+           cross_entropy_max_flops(d.T, d.Vl), cross_entropy_max_bytes(d.T, d.Vl, d.s));
+      f.tp_allreduce("final.ce_max", double(d.T));
+      f.op("final.ce_sum", "cross_entropy_sum", kv({{"rows", d.T}, {"cols", d.Vl}}),
+           cross_entropy_sum_flops(d.T, d.Vl), cross_entropy_sum_bytes(d.T, d.Vl, d.s));
+      f.tp_allreduce("final.ce_sum", 2.0 * d.T);
+    }
+
+    // Backward of one micro-batch, in reverse.
+    PhaseBuilder g(st.backward, d);
+    if (last) {
+      g.op("final.ce_backward", "cross_entropy_backward", kv({{"rows", d.T}, {"cols", d.Vl}}),
+           cross_entropy_backward_flops(d.T, d.Vl), cross_entropy_backward_bytes(d.T, d.Vl, d.s));
+      g.gemm("final.logits.wgrad", d.H, d.Vl, d.T, true, false, true);
+      g.gemm("final.logits.dgrad", d.T, d.H, d.Vl, false, true, false);
+      g.tp_allreduce("final.logits.dgrad", double(d.T) * d.H);
+      g.layernorm("final.ln.backward", true);
+      g.add("final.ln.grad_add", 2 * d.H);
+    }
+    for (int l = st.layers_first + st.layers_count - 1; l >= st.layers_first; --l)
+      layer_backward(g, d, "layer" + std::to_string(l) + ".");
+    if (first) {
+      g.op("embedding.position.backward", "embedding_backward", kv({{"vocab", d.S}, {"tokens", d.T}, {"dim", d.H}}),
+           embedding_backward_flops(d.T, d.H), embedding_backward_bytes(d.S, d.T, d.H, d.s));
+      g.add("embedding.position.grad_add", d.S * d.H);
+      g.op("embedding.token.backward", "embedding_backward", kv({{"vocab", d.Vrows}, {"tokens", d.T}, {"dim", d.H}}),
+           embedding_backward_flops(d.T, d.H), embedding_backward_bytes(d.Vrows, d.T, d.H, d.s));
+      g.add("embedding.token.grad_add", d.Vl * d.H);
+    }
+
+    // Pipeline: activations forward, their gradients backward, [T, H] per micro-batch.
+    const double act_bytes = double(d.T) * d.H * d.s;
+    if (!last) st.send_activation = {"stage" + std::to_string(s) + ".send_activation", "pp", "pingpong", act_bytes, 2};
+    if (!first) st.send_gradient = {"stage" + std::to_string(s) + ".send_gradient", "pp", "pingpong", act_bytes, 2};
+
+    // Gradient sync over dp and the optimizer step.
+    auto params = stage_parameters(d, st.layers_first, st.layers_count, first, last);
+    for (const auto& p : params) st.parameters += p.second;
+    const bool sharded = config.zero1 && config.dp > 1;
+    auto buckets = bucket_elements(params, config.bucket_bytes, d.s, sharded ? config.dp : 1);
+    const bool adamw = config.optimizer == Optimizer::adamw;
+    auto update = [&](PhaseBuilder& o, const std::string& name, double n) {
+      if (adamw)
+        o.op(name, "adamw_update", kv({{"n", (long long)n}}), adamw_flops(n), adamw_bytes(n, d.s));
+      else  // p = p - lr g
+        o.op(name, "stream_triad", kv({{"n", (long long)n}}), stream_triad_flops(n), stream_triad_bytes(n, d.s));
+    };
+    PhaseBuilder o(st.optimizer, d);
+    double flat = 0;
+    for (std::size_t k = 0; k < buckets.size(); ++k) {
+      const std::string B = "dp.bucket" + std::to_string(k);
+      flat += buckets[k];
+      if (config.dp == 1) continue;
+      if (sharded) {
+        const double block = buckets[k] / config.dp;
+        st.dp_sync.push_back({B + ".reduce_scatter", "dp", "reduce_scatter", block * d.s, config.dp});
+        const std::string U = "optimizer.bucket" + std::to_string(k);
+        update(o, U, block);
+        st.optimizer.comm.push_back({U + ".allgather", "dp", "allgather", block * d.s, config.dp});
+      } else {
+        st.dp_sync.push_back({B + ".allreduce", "dp", "allreduce", buckets[k] * d.s, config.dp});
+      }
+    }
+    if (!sharded) update(o, "optimizer.update", st.parameters);
+    o.op("optimizer.zero_grad", "fill", kv({{"n", (long long)flat}}), 0, fill_bytes(flat, d.s));
+    plan.stages.push_back(std::move(st));
+  }
+  return plan;
+}
+
+}  // namespace sextant::model

@@ -1,0 +1,274 @@
+#include "suites/compute/measure.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/machine.hpp"
+#include "core/units.hpp"
+#include "kernels/registry.hpp"
+#include "kernels/stream.hpp"
+
+namespace sextant::compute {
+namespace {
+
+namespace k = sextant::kernels;
+
+double now_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+template <class T>
+bool selected(const std::vector<std::string>& wanted, const T& value) {
+  return wanted.empty() || std::find(wanted.begin(), wanted.end(), value) != wanted.end();
+}
+
+std::string format_rate(double v, const char* unit) {
+  char buf[64];
+  const char* prefix[] = {"", "k", "M", "G", "T", "P"};
+  int p = 0;
+  while (std::abs(v) >= 1000 && p < 5) v /= 1000, ++p;
+  std::snprintf(buf, sizeof buf, "%.3g %s%s", v, prefix[p], unit);
+  return buf;
+}
+
+void check_names(const MeasureOptions& o) {
+  std::set<std::string> names, families;
+  for (const auto& kernel : k::registry()) names.insert(kernel.name), families.insert(kernel.family);
+  for (const auto& n : o.kernels)
+    if (!names.count(n)) throw UsageError("unknown kernel '" + n + "' (see the kernel list)");
+  for (const auto& f : o.families)
+    if (!families.count(f)) throw UsageError("unknown kernel family '" + f + "'");
+  for (const auto& d : o.dtypes)
+    if (!k::parse_dtype(d)) throw UsageError("unknown dtype '" + d + "' (float64, float32, float16, bfloat16)");
+}
+
+}  // namespace
+
+std::vector<KernelDescription> list_kernels() {
+  std::vector<KernelDescription> out;
+  for (const auto& kernel : k::registry()) {
+    KernelDescription d{kernel.name, kernel.family, kernel.pass, kernel.counting, kernel.params, {}};
+    for (auto t : kernel.dtypes) d.dtypes.emplace_back(k::to_string(t));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// The shapes of the cases that name this kernel, in its parameter order.
+std::vector<k::Shape> shapes_of_cases(const k::KernelInfo& kernel,
+                                      const std::vector<std::pair<std::string, std::string>>& cases) {
+  std::vector<k::Shape> out;
+  for (const auto& [name, text] : cases) {
+    if (name != kernel.name) continue;
+    std::map<std::string, std::int64_t> given;
+    for (const auto& item : split_list(text)) {
+      auto eq = item.find('=');
+      if (eq != std::string::npos) given[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+    }
+    k::Shape shape;
+    for (const auto& p : kernel.params) {
+      auto it = given.find(p);
+      if (it == given.end()) throw UsageError("case " + name + " '" + text + "': no value for parameter " + p);
+      shape.dims.emplace_back(p, it->second);
+    }
+    if (std::none_of(out.begin(), out.end(), [&](const k::Shape& s) { return s.str() == shape.str(); }))
+      out.push_back(shape);
+  }
+  return out;
+}
+
+std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
+  check_names(o);
+  const stats::StopRule rule = o.stop ? *o.stop : (o.quick ? MeasureOptions::quick_rule() : MeasureOptions::standard_rule());
+  const k::ShapeSet set = o.quick ? k::ShapeSet::quick : (o.full_shapes ? k::ShapeSet::full : k::ShapeSet::quick);
+  std::vector<KernelMeasurement> out;
+  for (const auto& kernel : k::registry()) {
+    if (!selected(o.kernels, kernel.name) || !selected(o.families, kernel.family)) continue;
+    for (k::Dtype dtype : kernel.dtypes) {
+      if (!o.dtypes.empty() &&
+          std::none_of(o.dtypes.begin(), o.dtypes.end(), [&](const std::string& d) { return k::parse_dtype(d) == dtype; }))
+        continue;
+      // A kernel named in the cases runs at those shapes only; others at their shape set.
+      const auto case_shapes = shapes_of_cases(kernel, o.cases);
+      for (const auto& shape : case_shapes.empty() ? kernel.shapes(set) : case_shapes) {
+        KernelMeasurement m;
+        m.name = kernel.name;
+        m.family = kernel.family;
+        m.pass = kernel.pass;
+        m.dtype = std::string(k::to_string(dtype));
+        m.shape = shape.str();
+        m.dims = shape.dims;
+        m.counting = kernel.counting;
+        m.flops = kernel.flops(shape, dtype);
+        m.bytes = kernel.bytes(shape, dtype);
+        auto instance = kernel.make(shape, dtype, o.seed);
+        if (o.validate) {
+          const k::Validation v = instance->validate();
+          m.validated = true;
+          m.valid = v.ok;
+          m.wrong = v.wrong;
+          m.error_ratio = v.worst;
+          m.validation_message = v.message;
+        }
+        for (int w = 0; w < o.warmup; ++w) instance->run();
+        const double start = now_seconds();
+        for (;;) {
+          const double t0 = now_seconds();
+          instance->run();  // fences before returning
+          m.seconds.push_back(now_seconds() - t0);
+          auto reason = stats::should_stop(rule, m.seconds, now_seconds() - start);
+          if (reason && m.seconds.size() >= o.min_runs) {
+            m.stop_reason = *reason;
+            break;
+          }
+        }
+        m.summary = stats::summarize(m.seconds);
+        if (o.progress) {
+          std::ostringstream line;
+          line << m.name << " " << m.dtype << " " << m.shape << ": median " << m.summary.median * 1e3 << " ms ("
+               << m.seconds.size() << " runs), " << format_rate(m.flop_rate(), "FLOP/s") << ", "
+               << format_rate(m.byte_rate(), "B/s");
+          if (m.validated) line << (m.valid ? ", valid" : ", WRONG: " + m.validation_message);
+          o.progress(line.str());
+        }
+        out.push_back(std::move(m));
+      }
+    }
+  }
+  return out;
+}
+
+bool all_valid(const std::vector<KernelMeasurement>& results) {
+  return std::all_of(results.begin(), results.end(), [](const KernelMeasurement& m) { return m.valid; });
+}
+
+// --- working-set sweep ------------------------------------------------------------
+
+SweepPlan plan_sweep(const SweepOptions& o) {
+  SweepPlan p;
+  const MachineInfo machine = read_machine_info();
+  for (const auto& c : machine.caches) {
+    if (c.type == "Instruction") continue;
+    if (c.level == 1) p.l1_bytes = c.bytes;
+    if (c.level == 2) p.l2_bytes = c.bytes;
+  }
+  p.llc_bytes = machine.last_level_cache_bytes();
+  p.threads = std::max(1, int(Kokkos::DefaultExecutionSpace().concurrency()));
+  const long long l1 = p.l1_bytes > 0 ? p.l1_bytes : 32 << 10;
+  p.min_bytes = o.min_bytes > 0 ? o.min_bytes : std::max<long long>(4096, l1 / 2 * p.threads);
+  std::ostringstream note;
+  if (o.max_bytes > 0) {
+    p.max_bytes = o.max_bytes;
+    note << "range set by the caller";
+  } else {
+    const long long llc = p.llc_bytes > 0 ? p.llc_bytes : 64LL << 20;
+    const long long want = 4 * llc;
+    p.capped = want > o.cap_bytes;
+    p.max_bytes = std::min(want, o.cap_bytes);
+    note << "from half an L1 per thread to 4 x the last-level cache (" << (llc >> 20) << " MiB reported)";
+    if (p.capped)
+      note << ", capped at " << (o.cap_bytes >> 20) << " MiB: the reported LLC is large (a VM may report the "
+           << "host's whole L3), and the largest point is only " << double(o.cap_bytes) / double(llc)
+           << " x it";
+  }
+  p.max_bytes = std::max(p.max_bytes, p.min_bytes);
+  p.note = note.str();
+  const int per_octave = o.quick ? 1 : std::max(1, o.points_per_octave);
+  const double octaves = std::log2(double(p.max_bytes) / double(p.min_bytes));
+  const int steps = std::max(1, int(std::ceil(octaves * per_octave - 1e-9)));
+  for (int s = 0; s <= steps; ++s) {
+    const long long bytes = std::llround(double(p.min_bytes) * std::pow(2.0, octaves * s / steps));
+    if (p.sizes.empty() || bytes > p.sizes.back()) p.sizes.push_back(bytes);
+  }
+  return p;
+}
+
+namespace {
+
+template <class Scalar>
+std::vector<BandwidthCurve> sweep_curves(const SweepOptions& o, const SweepPlan& plan, const stats::StopRule& rule) {
+  using Exec = Kokkos::DefaultExecutionSpace;
+  Exec exec;
+  const std::int64_t max_elements = std::int64_t(plan.max_bytes / (2 * sizeof(Scalar))) + 1;
+  k::View1<Scalar, Exec> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "sweep_a"), max_elements);
+  k::View1<Scalar, Exec> b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "sweep_b"), max_elements);
+  k::View1<Scalar, Exec> c(Kokkos::view_alloc(Kokkos::WithoutInitializing, "sweep_c"), max_elements);
+  // First touch by the same chunks that sweep them, so pages sit near their thread.
+  k::fill_uniform(exec, a, 1, 0.5, 1.5);
+  k::fill_uniform(exec, b, 2, 0.5, 1.5);
+  k::fill_uniform(exec, c, 3, 0.5, 1.5);
+  exec.fence();
+
+  std::vector<BandwidthCurve> curves = {{"stream_triad", 3, {}}, {"stream_dot", 2, {}}};
+  for (auto& curve : curves) {
+    const bool triad = curve.kernel == "stream_triad";
+    for (long long bytes : plan.sizes) {
+      BandwidthPoint pt;
+      pt.elements = std::max<std::int64_t>(1, bytes / (curve.arrays * std::int64_t(sizeof(Scalar))));
+      pt.bytes = pt.elements * curve.arrays * std::int64_t(sizeof(Scalar));
+      if (pt.elements > max_elements) continue;
+      const auto range = std::make_pair(std::int64_t(0), pt.elements);
+      auto sa = Kokkos::subview(a, range), sb = Kokkos::subview(b, range), sc = Kokkos::subview(c, range);
+      volatile Scalar sink = 0;
+      auto launch = [&](int sweeps) {
+        const double t0 = now_seconds();
+        if (triad)
+          k::stream_triad_repeated(exec, sa, sb, sc, Scalar(0.4), sweeps);
+        else
+          sink = sink + k::stream_dot_repeated(exec, sa, sb, sweeps);
+        exec.fence();
+        return now_seconds() - t0;
+      };
+      // Calibrate: enough sweeps per launch that launch overhead is small.
+      launch(1);
+      int sweeps = 1;
+      for (double t = launch(1); t < o.min_sample_seconds && sweeps < (1 << 20); t = launch(sweeps))
+        sweeps = int(std::min<double>(1 << 20, std::ceil(sweeps * std::max(2.0, 1.2 * o.min_sample_seconds / std::max(t, 1e-9)))));
+      pt.sweeps_per_sample = sweeps;
+      const double start = now_seconds();
+      std::vector<double> samples;
+      for (;;) {
+        samples.push_back(launch(sweeps));
+        pt.seconds.push_back(samples.back() / sweeps);
+        if (samples.size() >= o.min_samples && stats::should_stop(rule, samples, now_seconds() - start)) break;
+      }
+      pt.summary = stats::summarize(pt.seconds);
+      pt.gbytes_per_s = double(pt.bytes) / pt.summary.median * 1e-9;
+      pt.best_gbytes_per_s = double(pt.bytes) / pt.summary.min * 1e-9;
+      if (o.progress) {
+        std::ostringstream line;
+        line << curve.kernel << " " << (pt.bytes >> 10) << " KiB: " << pt.gbytes_per_s << " GB/s (median of "
+             << pt.seconds.size() << " samples x " << sweeps << " sweeps)";
+        o.progress(line.str());
+      }
+      curve.points.push_back(std::move(pt));
+    }
+  }
+  return curves;
+}
+
+}  // namespace
+
+WorkingSetSweep sweep_bandwidth(const SweepOptions& o) {
+  const auto dtype = k::parse_dtype(o.dtype);
+  if (!dtype || (*dtype != k::Dtype::float64 && *dtype != k::Dtype::float32))
+    throw UsageError("the bandwidth sweep runs on float64 or float32, not '" + o.dtype + "'");
+  WorkingSetSweep out;
+  out.dtype = std::string(k::to_string(*dtype));
+  out.plan = plan_sweep(o);
+  if (o.progress) o.progress("working-set sweep: " + out.plan.note);
+  const stats::StopRule rule = o.stop ? *o.stop : (o.quick ? stats::StopRule{0.05, 0.05, 3, 50} : stats::StopRule{0.02, 0.3, 5, 200});
+  out.curves = *dtype == k::Dtype::float64 ? sweep_curves<double>(o, out.plan, rule) : sweep_curves<float>(o, out.plan, rule);
+  return out;
+}
+
+}  // namespace sextant::compute

@@ -1,0 +1,124 @@
+#pragma once
+// The compute suite's measuring API: every registered kernel at its shapes and dtypes,
+// validated against its reference, then timed run by run (each run fenced); and the
+// working-set sweep of triad and dot bandwidth from L1-sized to beyond the last-level
+// cache. No Google Benchmark and no Kokkos in this interface; the caller initialises
+// Kokkos (sextant::Runtime or Kokkos::ScopeGuard) before calling and finalises after.
+// Progress goes to the callback (the CLI sends it to stderr); results are returned.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/stats.hpp"
+
+namespace sextant::compute {
+
+// What the registry holds, for listings and --help (no Kokkos needed).
+struct KernelDescription {
+  std::string name, family, pass, counting;
+  std::vector<std::string> params;  // shape parameter names
+  std::vector<std::string> dtypes;  // "float64", "float32", ...
+};
+std::vector<KernelDescription> list_kernels();
+
+struct MeasureOptions {
+  bool quick = false;                 // quick shapes and short budgets: all kernels in < 30 s
+  std::vector<std::string> kernels;   // names; empty: all (unknown name: UsageError)
+  std::vector<std::string> families;  // families; empty: all
+  std::vector<std::string> dtypes;    // empty: every dtype a kernel supports here
+  bool full_shapes = false;           // the larger shape set (ignored when quick)
+  // Exact cases instead of the registry's shape sets: kernel name and "key=value,..."
+  // shape (keys the kernel does not take are ignored; missing ones are an error).
+  // Used to calibrate operator models at the shapes a training run executes.
+  std::vector<std::pair<std::string, std::string>> cases;
+  bool validate = true;               // one validated run per case before timing
+  int warmup = 1;                     // untimed runs per case
+  std::optional<stats::StopRule> stop;  // per case; default: quick or standard rule below
+  std::size_t min_runs = 3;             // timed runs per case, whatever the rule's budget says
+  std::uint64_t seed = 20240611;
+  std::function<void(const std::string&)> progress;  // one line per case; empty: silent
+
+  static stats::StopRule quick_rule() { return {0.05, 0.12, 5, 200}; }
+  static stats::StopRule standard_rule() { return {0.02, 1.0, 10, 1000}; }
+};
+
+struct KernelMeasurement {
+  std::string name, family, pass, dtype;
+  std::string shape;                                       // "M=1024,N=1024,K=1024,ta=0,tb=0"
+  std::vector<std::pair<std::string, std::int64_t>> dims;  // the same, as numbers
+  std::string counting;                                    // what flops and bytes count
+  double flops = 0;  // per run, analytic
+  double bytes = 0;  // per run, analytic
+  std::vector<double> seconds;  // one per timed run, each fenced
+  stats::Summary summary;       // of seconds
+  stats::StopReason stop_reason = stats::StopReason::budget;
+  bool validated = false;  // a validation run happened
+  bool valid = true;       // and passed (true when not validated)
+  std::size_t wrong = 0;   // elements unwritten or outside their error bound
+  double error_ratio = 0;  // worst |error| / bound over compared elements (<= 1 passes)
+  std::string validation_message;
+
+  double intensity() const { return bytes > 0 ? flops / bytes : 0.0; }  // FLOP/byte
+  double flop_rate() const { return summary.median > 0 ? flops / summary.median : 0.0; }  // FLOP/s
+  double byte_rate() const { return summary.median > 0 ? bytes / summary.median : 0.0; }  // B/s
+};
+
+// Throws sextant::UsageError for an unknown kernel, family or dtype name. Wrong results
+// do not throw: they are recorded (valid = false); see all_valid().
+std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& options = {});
+bool all_valid(const std::vector<KernelMeasurement>& results);
+
+// --- working-set sweep ------------------------------------------------------------
+
+struct SweepOptions {
+  bool quick = false;             // one point per octave, short budgets
+  std::string dtype = "float64";
+  long long min_bytes = 0;        // 0: half of each thread's L1 data cache, times threads
+  long long max_bytes = 0;        // 0: 4 x the last-level cache, capped at cap_bytes
+  long long cap_bytes = 1LL << 30;  // ceiling of the default range (see WorkingSetSweep::note)
+  int points_per_octave = 2;        // ignored when quick (1)
+  double min_sample_seconds = 5e-4;  // a sample repeats the sweep in one launch at least this long
+  std::optional<stats::StopRule> stop;
+  std::size_t min_samples = 3;       // per point, whatever the rule's budget says
+  std::function<void(const std::string&)> progress;
+};
+
+// The working-set sizes (bytes, all arrays of a kernel together) a sweep visits.
+struct SweepPlan {
+  long long l1_bytes = 0, l2_bytes = 0, llc_bytes = 0;  // per the OS (per core for L1, L2)
+  int threads = 1;
+  long long min_bytes = 0, max_bytes = 0;
+  bool capped = false;  // 4 x LLC was above cap_bytes
+  std::string note;     // why the range is what it is
+  std::vector<long long> sizes;
+};
+SweepPlan plan_sweep(const SweepOptions& options = {});
+
+struct BandwidthPoint {
+  long long bytes = 0;         // working set: every array of the kernel
+  std::int64_t elements = 0;   // per array
+  int sweeps_per_sample = 1;   // repetitions inside one timed launch
+  std::vector<double> seconds;  // per sweep (sample time / sweeps_per_sample)
+  stats::Summary summary;
+  double gbytes_per_s = 0;      // bytes / median seconds / 1e9
+  double best_gbytes_per_s = 0; // bytes / min seconds / 1e9
+};
+
+struct BandwidthCurve {
+  std::string kernel;  // "stream_triad" or "stream_dot"
+  int arrays = 0;      // arrays moved per sweep (STREAM counting: 3 or 2)
+  std::vector<BandwidthPoint> points;
+};
+
+struct WorkingSetSweep {
+  std::string dtype;
+  SweepPlan plan;
+  std::vector<BandwidthCurve> curves;  // triad, dot
+};
+
+WorkingSetSweep sweep_bandwidth(const SweepOptions& options = {});
+
+}  // namespace sextant::compute

@@ -1,0 +1,168 @@
+#include "suites/compute/suite.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "core/units.hpp"
+#include "suites/common/mpi.hpp"
+#include "suites/common/results.hpp"
+#include "suites/common/runtime.hpp"
+
+namespace sextant::compute {
+namespace {
+
+// /compute/kernels/<kernel>/<dtype>: one entry per shape.
+void write_kernels(ResultsFile& file, const std::vector<KernelMeasurement>& all) {
+  std::map<std::pair<std::string, std::string>, std::vector<const KernelMeasurement*>> groups;
+  for (const auto& m : all) groups[{m.name, m.dtype}].push_back(&m);
+  for (const auto& [key, ms] : groups) {
+    h5::Group g = file.group("compute/kernels/" + key.first + "/" + key.second);
+    g.set_attr("family", ms.front()->family);
+    g.set_attr("pass", ms.front()->pass);
+    g.set_attr("counting", ms.front()->counting);
+    std::vector<std::string> shape, stop, message;
+    std::vector<double> flops, bytes, median, lo, hi, mn, mean, mx, p95, cv, err;
+    std::vector<std::int64_t> reps, wrong, valid;
+    h5::Group samples = g.create_group("samples");
+    for (std::size_t i = 0; i < ms.size(); ++i) {
+      const auto& m = *ms[i];
+      shape.push_back(m.shape);
+      flops.push_back(m.flops);
+      bytes.push_back(m.bytes);
+      median.push_back(m.summary.median);
+      lo.push_back(m.summary.ci_lo);
+      hi.push_back(m.summary.ci_hi);
+      mn.push_back(m.summary.min);
+      mean.push_back(m.summary.mean);
+      mx.push_back(m.summary.max);
+      p95.push_back(m.summary.p95);
+      cv.push_back(m.summary.cv);
+      reps.push_back(static_cast<std::int64_t>(m.seconds.size()));
+      stop.emplace_back(stats::to_string(m.stop_reason));
+      wrong.push_back(static_cast<std::int64_t>(m.wrong));
+      valid.push_back(m.valid ? 1 : 0);
+      err.push_back(m.error_ratio);
+      message.push_back(m.validation_message);
+      char name[32];
+      std::snprintf(name, sizeof name, "%03zu", i);
+      samples.write(name, m.seconds);
+    }
+    g.write("shape", shape);
+    g.write("flops", flops);
+    g.write("bytes", bytes);
+    g.write("median", median);
+    g.write("ci_lo", lo);
+    g.write("ci_hi", hi);
+    g.write("min", mn);
+    g.write("mean", mean);
+    g.write("max", mx);
+    g.write("p95", p95);
+    g.write("cv", cv);
+    g.write("reps", reps);
+    g.write("stop_reason", stop);
+    g.write("valid", valid);
+    g.write("wrong", wrong);
+    g.write("error_ratio", err);
+    g.write("validation_message", message);
+  }
+}
+
+// /compute/sweep/<kernel>/<dtype>: the whole bandwidth curve.
+void write_sweep(ResultsFile& file, const WorkingSetSweep& sweep) {
+  for (const auto& curve : sweep.curves) {
+    std::string kernel = curve.kernel.rfind("stream_", 0) == 0 ? curve.kernel.substr(7) : curve.kernel;
+    h5::Group g = file.group("compute/sweep/" + kernel + "/" + sweep.dtype);
+    g.set_attr("arrays", std::int64_t{curve.arrays});
+    g.set_attr("note", sweep.plan.note);
+    std::vector<double> ws, bw, best, median, cv;
+    std::vector<std::int64_t> elements, reps;
+    for (const auto& p : curve.points) {
+      ws.push_back(static_cast<double>(p.bytes));
+      bw.push_back(p.gbytes_per_s * 1e9);
+      best.push_back(p.best_gbytes_per_s * 1e9);
+      median.push_back(p.summary.median);
+      cv.push_back(p.summary.cv);
+      elements.push_back(p.elements);
+      reps.push_back(static_cast<std::int64_t>(p.seconds.size()));
+    }
+    g.write("working_set", ws);
+    g.write("bandwidth", bw);
+    g.write("best_bandwidth", best);
+    g.write("median", median);
+    g.write("cv", cv);
+    g.write("elements", elements);
+    g.write("reps", reps);
+  }
+}
+
+}  // namespace
+
+bool is_kernel(const std::string& name) {
+  static const auto all = list_kernels();
+  return std::any_of(all.begin(), all.end(), [&](const KernelDescription& k) { return k.name == name; });
+}
+
+long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFile* results) {
+  if (rt.is_root() && rt.oversubscribed())
+    std::fprintf(stderr, "sextant: WARNING: oversubscribed: compute timings are not meaningful\n");
+  int threads = Kokkos::DefaultExecutionSpace().concurrency();
+  SuiteOptions o = options;
+  if (rt.is_root()) {
+    o.kernels.progress = [](const std::string& line) { std::fprintf(stderr, "[compute] %s\n", line.c_str()); };
+    o.sweep.progress = o.kernels.progress;
+  } else {
+    o.kernels.progress = nullptr;
+    o.sweep.progress = nullptr;
+  }
+  // Every rank measures at once; waits yield when oversubscribed.
+  WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
+  barrier(MPI_COMM_WORLD, wait);
+  auto kernels = measure_kernels(o.kernels);
+  barrier(MPI_COMM_WORLD, wait);
+  auto sweep = sweep_bandwidth(o.sweep);
+  barrier(MPI_COMM_WORLD, wait);
+
+  long long invalid = 0;
+  for (const auto& m : kernels)
+    if (!m.valid) {
+      ++invalid;
+      std::fprintf(stderr, "sextant: WRONG rank %d kernel %s %s %s: %s\n", rt.rank(), m.name.c_str(), m.dtype.c_str(),
+                   m.shape.c_str(), m.validation_message.c_str());
+    }
+  if (rt.is_root()) {
+    std::printf("%-22s %-8s %-36s %11s %10s %10s %8s %6s\n", "kernel", "dtype", "shape", "median(us)", "GFLOP/s",
+                "GB/s", "AI", "valid");
+    for (const auto& m : kernels)
+      std::printf("%-22s %-8s %-36s %11.2f %10.2f %10.2f %8.2f %6s\n", m.name.c_str(), m.dtype.c_str(),
+                  m.shape.c_str(), m.summary.median * 1e6, m.flop_rate() / 1e9, m.byte_rate() / 1e9, m.intensity(),
+                  m.valid ? "yes" : "NO");
+    for (const auto& c : sweep.curves) {
+      std::printf("\n# working-set sweep %s %s (%s)\n%14s %10s\n", c.kernel.c_str(), sweep.dtype.c_str(),
+                  sweep.plan.note.c_str(), "working set", "GB/s");
+      for (const auto& p : c.points)
+        std::printf("%14s %10.2f\n", format_bytes(static_cast<double>(p.bytes)).c_str(), p.gbytes_per_s);
+    }
+    std::fflush(stdout);
+    if (results) {
+      h5::Group g = results->group("compute");
+      g.set_attr("threads", std::int64_t{threads});
+      g.set_attr("oversubscribed", std::int64_t{rt.oversubscribed()});
+      std::vector<double> caches;
+      for (const auto& c : rt.machine().caches)
+        if (c.type != "Instruction") caches.push_back(static_cast<double>(c.bytes));
+      g.set_attr("cache_bytes", caches);
+      write_kernels(*results, kernels);
+      results->flush();
+      write_sweep(*results, sweep);
+      results->flush();
+    }
+  }
+  long long total = 0;
+  allreduce(&invalid, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, wait);
+  return total;
+}
+
+}  // namespace sextant::compute

@@ -1,0 +1,124 @@
+#pragma once
+// Data-parallel gradient synchronisation, bucket by bucket in backward order (buckets are
+// contiguous ranges of the flat gradient buffer, params.hpp):
+// - allreduce (sum) of each bucket, or with ZeRO-1 a reduce_scatter that leaves each dp
+//   rank the sum of its block of every bucket (the optimizer then updates only that
+//   block, and optimizer.hpp allgathers the parameters);
+// - without overlap, bucket after bucket once backward is done (blocking);
+// - with overlap, a non-blocking collective per bucket started as soon as the last
+//   micro-batch's backward has made its gradients final (GradientSink::ready), polled
+//   with MPI_Testall after every later kernel (Poller: MPI without a progress thread
+//   only advances a collective inside MPI calls), and waited for before the optimizer.
+// Gradients are sums over micro-batches and ranks of per-token means over the global
+// batch (the loss scale), so the sum is the global mean gradient: no division here.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "suites/common/mpi.hpp"
+#include "suites/train/layout.hpp"
+#include "suites/train/model.hpp"
+#include "suites/train/params.hpp"
+#include "suites/train/recorder.hpp"
+
+namespace sextant::train {
+
+template <class S>
+class DpSync : public GradientSink, public Poller {
+ public:
+  DpSync(ParamStore<S>& store, const Layout& layout, bool zero1, bool overlap, WaitMode wait, Recorder& rec)
+      : store_(store), comm_(layout.dp_comm), dp_(layout.dp), dp_rank_(layout.dp_rank),
+        sharded_(zero1 && layout.dp > 1), overlap_(overlap && layout.dp > 1), wait_(wait), rec_(rec) {
+    std::int64_t shard = 0;
+    for (const auto& b : store_.layout().buckets) {
+      shard_offsets_.push_back(shard);
+      shard += b.elements / dp_;
+    }
+    if (sharded_) shard_grads_ = V1<S>("sextant::train::shard_grads", shard);
+    requests_.assign(store_.layout().buckets.size(), MPI_REQUEST_NULL);
+  }
+
+  bool sharded() const { return sharded_; }
+  bool overlapped() const { return overlap_; }
+  // ZeRO-1: this rank's block of bucket k, and its reduced gradients.
+  std::int64_t block(int k) const { return store_.layout().buckets[k].elements / dp_; }
+  std::int64_t block_offset(int k) const { return store_.layout().buckets[k].offset + dp_rank_ * block(k); }
+  U1<S> shard_grads(int k) const { return U1<S>(shard_grads_.data() + shard_offsets_[k], block(k)); }
+  std::int64_t shard_elements() const { return shard_grads_.extent(0); }
+
+  void begin_step() {
+    launched_ = 0;
+    all_done_ = false;
+  }
+
+  void ready(int last_param) override {
+    const auto& buckets = store_.layout().buckets;
+    while (launched_ < int(buckets.size()) && buckets[launched_].last_param <= last_param) {
+      const int k = launched_++;
+      rec_.comm(CommKind::dp, [&] { start(k); }, [&] { return describe(k); });
+    }
+  }
+
+  void poll() override {
+    if (launched_ == 0 || all_done_) return;
+    const double t0 = MPI_Wtime();
+    int done = 0;
+    SEXTANT_MPI_CHECK(MPI_Testall(launched_, requests_.data(), &done, MPI_STATUSES_IGNORE));
+    all_done_ = done && launched_ == int(requests_.size());
+    rec_.add_comm(CommKind::dp, MPI_Wtime() - t0);
+  }
+
+  // After the pipeline has drained: every bucket reduced on return.
+  void finish() {
+    if (dp_ == 1) return;
+    const int n = int(store_.layout().buckets.size());
+    if (!overlap_) {
+      for (int k = 0; k < n; ++k)
+        rec_.comm(
+            CommKind::dp,
+            [&] {
+              start(k);
+              wait(requests_[k], wait_);
+            },
+            [&] { return describe(k); });
+      return;
+    }
+    ready(store_.layout().buckets.back().last_param);  // normally all started already
+    const double t0 = MPI_Wtime();
+    wait_all(requests_, wait_);
+    rec_.add_comm(CommKind::dp, MPI_Wtime() - t0);
+  }
+
+ private:
+  void start(int k) {
+    const Bucket& b = store_.layout().buckets[k];
+    S* g = store_.grads().data() + b.offset;
+    if (sharded_)
+      SEXTANT_MPI_CHECK(MPI_Ireduce_scatter_block(g, shard_grads_.data() + shard_offsets_[k], int(block(k)),
+                                                  mpi_type<S>(), MPI_SUM, comm_, &requests_[k]));
+    else
+      SEXTANT_MPI_CHECK(
+          MPI_Iallreduce(MPI_IN_PLACE, g, int(b.elements), mpi_type<S>(), MPI_SUM, comm_, &requests_[k]));
+  }
+
+  model::CommOp describe(int k) const {
+    const std::string name = "dp.bucket" + std::to_string(k);
+    if (sharded_)
+      return {name + ".reduce_scatter", "dp", "reduce_scatter", double(block(k)) * sizeof(S), dp_};
+    return {name + ".allreduce", "dp", "allreduce", double(store_.layout().buckets[k].elements) * sizeof(S), dp_};
+  }
+
+  ParamStore<S>& store_;
+  MPI_Comm comm_;
+  int dp_, dp_rank_;
+  bool sharded_, overlap_;
+  WaitMode wait_;
+  Recorder& rec_;
+  std::vector<std::int64_t> shard_offsets_;
+  V1<S> shard_grads_;
+  std::vector<MPI_Request> requests_;
+  int launched_ = 0;
+  bool all_done_ = false;
+};
+
+}  // namespace sextant::train

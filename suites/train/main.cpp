@@ -1,0 +1,113 @@
+// sextant_train_proxy: runs the training proxy once and prints the loss curve, step times
+// and the per-phase breakdown (data to stdout, status to stderr).
+//   mpiexec.mpich -n 2 sextant_train_proxy --dp 2 --steps 20
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "core/error.hpp"
+#include "suites/common/runtime.hpp"
+#include "suites/train/proxy.hpp"
+
+namespace {
+
+using namespace sextant;
+
+struct Args {
+  model::TrainConfig config;
+  train::TrainRunOptions run;
+  std::string schedule = "1f1b", optimizer = "adamw", wait;
+};
+
+void add_options(CLI::App& app, Args& a) {
+  auto& c = a.config;
+  app.add_option("--layers", c.layers, "transformer layers")->capture_default_str();
+  app.add_option("--hidden", c.hidden, "hidden size")->capture_default_str();
+  app.add_option("--heads", c.heads, "attention heads")->capture_default_str();
+  app.add_option("--seq", c.seq, "sequence length")->capture_default_str();
+  app.add_option("--vocab", c.vocab, "vocabulary size")->capture_default_str();
+  app.add_option("--micro-batch", c.micro_batch, "sequences per micro-batch")->capture_default_str();
+  app.add_option("--global-batch", c.global_batch, "sequences per step (micro-batch x micro-batches x dp)")
+      ->capture_default_str();
+  app.add_option("--dp", c.dp, "data-parallel ranks")->capture_default_str();
+  app.add_option("--tp", c.tp, "tensor-parallel ranks")->capture_default_str();
+  app.add_option("--pp", c.pp, "pipeline stages")->capture_default_str();
+  app.add_option("--schedule", a.schedule, "pipeline schedule: gpipe | 1f1b")->capture_default_str();
+  app.add_option("--optimizer", a.optimizer, "sgd | adamw")->capture_default_str();
+  app.add_flag("--zero1", c.zero1, "shard optimizer state over dp (reduce_scatter + allgather)");
+  app.add_flag("--overlap", c.overlap_dp, "overlap the dp gradient sync with backward");
+  app.add_option("--bucket-bytes", c.bucket_bytes, "dp gradient bucket size in bytes")->capture_default_str();
+  app.add_option("--dtype", c.dtype, "float32 | float64")->capture_default_str();
+  app.add_option("--steps", a.run.steps, "measured steps")->capture_default_str();
+  app.add_option("--warmup", a.run.warmup, "steps before the measured ones")->capture_default_str();
+  app.add_option("--seed", a.run.seed, "parameters and data")->capture_default_str();
+  app.add_option("--lr", a.run.lr, "learning rate")->capture_default_str();
+  app.add_option("--wait", a.wait, "blocking | yield (default: yield when ranks outnumber cores)");
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"sextant training proxy: a transformer trained on a DP x TP x PP grid of MPI ranks"};
+  Args a;
+  add_options(app, a);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);  // before MPI_Init: nothing to finalise
+  }
+  Runtime rt(argc, argv);
+  try {
+    if (a.schedule == "gpipe") a.config.schedule = model::Schedule::gpipe;
+    else if (a.schedule == "1f1b") a.config.schedule = model::Schedule::one_f_one_b;
+    else throw UsageError("--schedule '" + a.schedule + "': use gpipe or 1f1b");
+    if (a.optimizer == "sgd") a.config.optimizer = model::Optimizer::sgd;
+    else if (a.optimizer == "adamw") a.config.optimizer = model::Optimizer::adamw;
+    else throw UsageError("--optimizer '" + a.optimizer + "': use sgd or adamw");
+    if (a.wait == "blocking") a.run.wait = WaitMode::blocking;
+    else if (a.wait == "yield") a.run.wait = WaitMode::yield;
+    else if (a.wait.empty()) a.run.wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
+    else throw UsageError("--wait '" + a.wait + "': use blocking or yield");
+    if (rt.is_root() && rt.oversubscribed())
+      std::fprintf(stderr, "sextant: %d ranks on %d usable CPUs: timings are not meaningful\n", rt.size(),
+                   rt.machine().usable_cpus);
+
+    const auto r = train::run_training(a.config, a.run, rt.world());
+    if (rt.is_root()) {
+      const auto& c = a.config;
+      std::printf("# dp %d tp %d pp %d, %d micro-batches of %d, %s, %s%s%s, %s\n", c.dp, c.tp, c.pp,
+                  c.micro_batches(), c.micro_batch, a.schedule.c_str(), a.optimizer.c_str(),
+                  c.zero1 ? " zero1" : "", c.overlap_dp ? " overlap" : "", c.dtype.c_str());
+      std::printf("%-6s %-14s %s\n", "step", "loss", "time_s");
+      for (int s = 0; s < r.warmup + r.steps; ++s) {
+        if (s < r.warmup)
+          std::printf("%-6d %-14.8g (warm-up)\n", s, r.loss[s]);
+        else
+          std::printf("%-6d %-14.8g %.6f\n", s, r.loss[s], r.step_time[s - r.warmup]);
+      }
+      std::printf("# median step time %.6f s\n", r.median_step_time());
+      std::printf("# per rank, mean over measured steps (seconds)\n");
+      std::printf("%-5s %-9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "rank", "dp/tp/pp", "total", "forward",
+                  "backward", "optimizer", "tp_comm", "pp_comm", "dp_comm", "pp_idle", "other");
+      for (int k = 0; k < r.ranks; ++k) {
+        auto p = r.mean_phases(k);
+        char where[32];
+        std::snprintf(where, sizeof where, "%d/%d/%d", r.coords[k].dp, r.coords[k].tp, r.coords[k].pp);
+        std::printf("%-5d %-9s %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f\n", k, where, p.total,
+                    p.forward, p.backward, p.optimizer, p.tp_comm, p.pp_comm, p.dp_comm, p.pipeline_idle,
+                    p.other());
+      }
+    }
+    return 0;
+  } catch (const UsageError& e) {
+    if (rt.is_root()) std::cerr << "sextant_train_proxy: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "sextant_train_proxy: rank " << rt.rank() << ": " << e.what() << "\n";
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run(argc, argv); }

@@ -1,0 +1,489 @@
+#pragma once
+// One pipeline stage of the transformer on one tensor-parallel rank: its layers (and the
+// embedding on the first stage, the final layernorm, logits and cross-entropy on the
+// last), forward and backward of one micro-batch, with Megatron's tensor parallelism.
+//
+// Model (pre-LN, GPT-2 shaped, T = micro_batch * seq tokens, F = 4 hidden):
+//   x0 = token_embedding[tokens] + position_embedding[0..seq)
+//   per layer: x1 = x + attn_out(attention(split(ln1(x) Wqkv)))      (no bias: the
+//              y  = x1 + gelu(ln2(x1) W1 + b1) W2                     kernels fuse only
+//   logits = ln_f(x_L) W_head, loss = mean cross-entropy(logits, next)   GELU's bias)
+// Attention is bidirectional (no causal mask): the kernel the compute suite measures has
+// none, and the synthetic task (data.hpp) labels each position from its own and earlier
+// tokens without feeding the labels in, so nothing leaks. The head is not tied to the
+// embedding (tying spans the first and last stage and needs one more allreduce).
+//
+// Tensor parallelism (Megatron): QKV and fc1 column-parallel (heads and MLP columns
+// split), attn_out and fc2 row-parallel, followed by an allreduce of the [T, hidden]
+// partial sums in forward ("g"); in backward the input gradients of QKV and fc1 are
+// allreduced ("f"). The embedding and the logits are split over the vocabulary: a token
+// outside this rank's shard looks up a zero row, an allreduce sums the shards; the
+// cross-entropy combines per-shard maxima and sums (suites/train/ops.hpp). Layernorms and
+// the position embedding are replicated and see identical inputs, so their gradients
+// agree on every tp rank without communication.
+//
+// Gradients accumulate over micro-batches: weight-gradient GEMMs with beta = 1, and the
+// kernels that overwrite their parameter gradients (layernorm, bias-GELU, embedding)
+// write a scratch that stream_add adds in. They become final, in flat-buffer order,
+// during the last micro-batch's backward, which reports each to a GradientSink (the DP
+// sync, to start reducing buckets early).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/activation.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/embedding.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/layernorm.hpp"
+#include "kernels/stream.hpp"
+#include "suites/common/mpi.hpp"
+#include "suites/train/data.hpp"
+#include "suites/train/layout.hpp"
+#include "suites/train/ops.hpp"
+#include "suites/train/params.hpp"
+#include "suites/train/recorder.hpp"
+
+namespace sextant::train {
+
+struct GradientSink {
+  virtual ~GradientSink() = default;
+  virtual void ready(int last_param) = 0;  // gradients of parameters [0, last_param] are final
+};
+
+inline std::string kv(std::initializer_list<std::pair<const char*, long long>> dims) {
+  std::string out;
+  for (const auto& [k, v] : dims) {
+    if (!out.empty()) out += ',';
+    out += k;
+    out += '=';
+    out += std::to_string(v);
+  }
+  return out;
+}
+
+template <class S>
+class Stage {
+ public:
+  Stage(const model::TrainConfig& c, const Layout& layout, Recorder& rec, ParamStore<S>& store, int slots,
+        int layers_first, int layers_count, WaitMode wait)
+      : rec_(rec), store_(store), wait_(wait), tp_comm_(layout.tp_comm), tp_(c.tp), tp_rank_(layout.tp_rank),
+        first_(layout.first_stage()), last_(layout.last_stage()), b_(c.micro_batch), S_(c.seq), H_(c.hidden),
+        T_(b_ * S_), Hl_(c.hidden / c.tp), Al_(c.heads / c.tp), D_(c.hidden / c.heads), Fl_(4LL * c.hidden / c.tp),
+        Vl_(c.vocab / c.tp), Vrows_(Vl_ + (c.tp > 1 ? 1 : 0)), BH_(b_ * Al_),
+        scale_(S(1 / std::sqrt(double(D_)))) {
+    for (int l = layers_first; l < layers_first + layers_count; ++l) layers_.push_back(bind_layer(l));
+    if (first_) {
+      i_pos_ = store_.index("embedding.position");
+      i_tok_ = store_.index("embedding.token");
+      pos_index_ = Tokens("sextant::train::positions", T_);
+      fill_positions(pos_index_, S_);
+      emb_tok_ = alloc2<S>("emb_tok", T_, H_);
+      emb_pos_ = alloc2<S>("emb_pos", T_, H_);
+      demb_ = alloc2<S>("demb", T_, H_);
+      tok_scratch_ = alloc2<S>("tok_scratch", Vrows_, H_);
+      pos_scratch_ = alloc2<S>("pos_scratch", S_, H_);
+    }
+    if (last_) {
+      i_head_ = store_.index("head.weight");
+      i_lnf_ = store_.index("final.ln.gamma");
+    }
+    for (int s = 0; s < slots; ++s) slots_.push_back(make_slot());
+    qkv_ws_ = alloc2<S>("qkv_ws", T_, 3 * Hl_);
+    o_ws_ = V3<S>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "o_ws"), BH_, S_, D_);
+    proj_ws_ = alloc2<S>("proj_ws", T_, H_);
+    gA_ = alloc2<S>("grad_a", T_, H_);
+    gB_ = alloc2<S>("grad_b", T_, H_);
+    da_ = alloc2<S>("da", T_, H_);
+    dxln_ = alloc2<S>("dxln", T_, H_);
+    dx1_ = alloc2<S>("dx1", T_, H_);
+    dg_ = alloc2<S>("dg", T_, Fl_);
+    dom_ = alloc2<S>("dom", T_, Hl_);
+    dqkv_ = alloc2<S>("dqkv", T_, 3 * Hl_);
+    do_ = V3<S>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "do"), BH_, S_, D_);
+    dP_ = V3<S>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "dP"), BH_, S_, S_);
+    dqkvh_ = alloc1<S>("dqkvh", 3 * BH_ * S_ * D_);
+    ln_scratch_ = alloc1<S>("ln_scratch", 2 * H_);
+    b1_scratch_ = alloc1<S>("b1_scratch", Fl_);
+  }
+
+  // Token data of the current step: local embedding rows (first stage) and target token
+  // ids (last stage), [micro-batches, T] each.
+  void set_data(Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> rows,
+                Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> targets) {
+    rows_ = rows;
+    targets_ = targets;
+  }
+  double loss_scale = 1;  // 1 / tokens of the global batch: the loss is the mean
+
+  V2<S> input(int slot) { return slots_[slot].xs.front(); }     // activation from the previous stage
+  V2<S> output(int slot) { return slots_[slot].xs.back(); }     // activation to the next stage
+  V2<S> grad_input() { return gA_; }                            // gradient from the next stage
+  V2<S> grad_output(int slot) { return slots_[slot].dx_send; }  // gradient to the previous stage
+  std::int64_t tokens() const { return T_; }
+  std::int64_t hidden() const { return H_; }
+
+  void forward(int mb, int slot) {
+    Slot& sl = slots_[slot];
+    if (first_) embedding_forward(mb, sl.xs[0]);
+    for (std::size_t l = 0; l < layers_.size(); ++l) layer_forward(layers_[l], sl.acts[l], sl.xs[l], sl.xs[l + 1]);
+    if (last_) final_forward(mb, sl);
+  }
+
+  // Returns the summed token loss of the micro-batch on the last stage, else 0.
+  double backward(int mb, int slot, GradientSink* sink) {
+    Slot& sl = slots_[slot];
+    double loss = 0;
+    if (last_) loss = final_backward(mb, sl, sink);
+    V2<S> dy = gA_, spare = gB_;  // gA_ holds the incoming gradient (received, or from final_backward)
+    for (int l = int(layers_.size()) - 1; l >= 0; --l) {
+      V2<S> dx = l > 0 ? spare : (first_ ? demb_ : sl.dx_send);
+      layer_backward(layers_[l], sl.acts[l], sl.xs[l], dy, dx, sink);
+      spare = dy;
+      dy = dx;
+    }
+    if (first_) embedding_backward(mb, sink);
+    return loss;
+  }
+
+ private:
+  struct LayerParams {
+    std::string prefix;  // "layer3."
+    U2<S> wqkv, wo, w1, w2, dwqkv, dwo, dw1, dw2;
+    U1<S> b1, ln1g, ln1b, ln2g, ln2b, db1, dln1, dln2;  // dln*: gamma and beta gradients, adjacent
+    int i_w2, i_b1, i_w1, i_ln2, i_wo, i_wqkv, i_ln1;  // for the sink (ln: the beta's index)
+  };
+  struct LayerActs {  // what backward needs from forward, per micro-batch in flight
+    V2<S> a1, x1, a2, h, gact, om;
+    V1<S> mean1, rstd1, mean2, rstd2, qkvh;  // qkvh: q, k, v as 3 x [BH, S, D]
+    V3<S> P;
+  };
+  struct Slot {
+    std::vector<V2<S>> xs;  // xs[l]: input of layer l; xs.back(): the stage's output
+    std::vector<LayerActs> acts;
+    V2<S> af, logits, ce_stats, dx_send;
+    V1<S> meanf, rstdf, ce_max;
+  };
+
+  LayerParams bind_layer(int l) {
+    LayerParams p;
+    p.prefix = "layer" + std::to_string(l) + ".";
+    p.i_w2 = store_.index(p.prefix + "fc2.weight");
+    p.i_b1 = p.i_w2 + 1;
+    p.i_w1 = p.i_w2 + 2;
+    const int ln2g = p.i_w2 + 3;
+    p.i_ln2 = p.i_w2 + 4;
+    p.i_wo = p.i_w2 + 5;
+    p.i_wqkv = p.i_w2 + 6;
+    const int ln1g = p.i_w2 + 7;
+    p.i_ln1 = p.i_w2 + 8;
+    p.w2 = store_.param2(p.i_w2);
+    p.dw2 = store_.grad2(p.i_w2);
+    p.b1 = store_.param1(p.i_b1);
+    p.db1 = store_.grad1(p.i_b1);
+    p.w1 = store_.param2(p.i_w1);
+    p.dw1 = store_.grad2(p.i_w1);
+    p.ln2g = store_.param1(ln2g);
+    p.ln2b = store_.param1(p.i_ln2);
+    p.dln2 = store_.grad1(ln2g, 2);
+    p.wo = store_.param2(p.i_wo);
+    p.dwo = store_.grad2(p.i_wo);
+    p.wqkv = store_.param2(p.i_wqkv);
+    p.dwqkv = store_.grad2(p.i_wqkv);
+    p.ln1g = store_.param1(ln1g);
+    p.ln1b = store_.param1(p.i_ln1);
+    p.dln1 = store_.grad1(ln1g, 2);
+    return p;
+  }
+
+  Slot make_slot() {
+    Slot s;
+    for (std::size_t l = 0; l <= layers_.size(); ++l) s.xs.push_back(alloc2<S>("x", T_, H_));
+    for (std::size_t l = 0; l < layers_.size(); ++l) {
+      LayerActs a;
+      a.a1 = alloc2<S>("a1", T_, H_);
+      a.x1 = alloc2<S>("x1", T_, H_);
+      a.a2 = alloc2<S>("a2", T_, H_);
+      a.h = alloc2<S>("h", T_, Fl_);
+      a.gact = alloc2<S>("gact", T_, Fl_);
+      a.om = alloc2<S>("om", T_, Hl_);
+      a.mean1 = alloc1<S>("mean1", T_);
+      a.rstd1 = alloc1<S>("rstd1", T_);
+      a.mean2 = alloc1<S>("mean2", T_);
+      a.rstd2 = alloc1<S>("rstd2", T_);
+      a.qkvh = alloc1<S>("qkvh", 3 * BH_ * S_ * D_);
+      a.P = V3<S>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "P"), BH_, S_, S_);
+      s.acts.push_back(a);
+    }
+    if (last_) {
+      s.af = alloc2<S>("af", T_, H_);
+      s.meanf = alloc1<S>("meanf", T_);
+      s.rstdf = alloc1<S>("rstdf", T_);
+      s.logits = alloc2<S>("logits", T_, Vl_);
+      s.ce_max = alloc1<S>("ce_max", T_);
+      s.ce_stats = alloc2<S>("ce_stats", T_, 2);
+    }
+    if (!first_) s.dx_send = alloc2<S>("dx_send", T_, H_);
+    return s;
+  }
+
+  U3<S> head_part(const V1<S>& block, int g) const {  // q, k or v of a 3 x [BH, S, D] block
+    return U3<S>(block.data() + std::int64_t(g) * BH_ * S_ * D_, BH_, S_, D_);
+  }
+
+  // ---- op helpers: run through the recorder, described in the plan's vocabulary ----------
+
+  template <class Run, class Shape>
+  void op(const std::string& prefix, const char* name, const char* kernel, Shape&& shape, double flops,
+          double bytes, Run&& run) {
+    rec_.compute(run, [&] {
+      return model::ComputeOp{prefix + name, family_of(kernel), shape(), flops, bytes, kernel};
+    });
+  }
+
+  // C (+)= op(A) op(B); weight gradients accumulate over micro-batches (beta = 1).
+  template <class A, class B, class C>
+  void gemm(const std::string& prefix, const char* name, kernels::Trans ta, kernels::Trans tb, A a, B b, C c,
+            bool accumulate) {
+    const std::int64_t M = c.extent(0), N = c.extent(1);
+    const std::int64_t K = ta == kernels::Trans::yes ? a.extent(0) : a.extent(1);
+    op(
+        prefix, name, "gemm",
+        [&] {
+          std::string s = kv({{"M", M}, {"N", N}, {"K", K}, {"ta", ta == kernels::Trans::yes},
+                              {"tb", tb == kernels::Trans::yes}});
+          return accumulate ? s + ",beta=1" : s;
+        },
+        kernels::gemm_flops(M, N, K), kernels::gemm_bytes(M, N, K, sizeof(S), 1, accumulate),
+        [&] { kernels::gemm(exec_, ta, tb, S(1), a, b, accumulate ? S(1) : S(0), c); });
+  }
+
+  // c = a + b on n elements (c may alias a).
+  void add(const std::string& prefix, const char* name, S* c, const S* a, const S* b, std::int64_t n) {
+    op(
+        prefix, name, "stream_add", [&] { return kv({{"n", n}}); }, kernels::stream_flops(kernels::StreamOp::add, n),
+        kernels::stream_bytes(kernels::StreamOp::add, n, sizeof(S)), [&] {
+          kernels::stream_add(exec_, U1<S>(c, n), Kokkos::View<const S*, Mem, Kokkos::MemoryUnmanaged>(a, n),
+                              Kokkos::View<const S*, Mem, Kokkos::MemoryUnmanaged>(b, n));
+        });
+  }
+
+  template <class Run>
+  void heads(const std::string& prefix, const char* name, const char* kernel, std::int64_t groups, Run&& run) {
+    op(
+        prefix, name, kernel,
+        [&] { return kv({{"batch", b_}, {"seq", S_}, {"groups", groups}, {"heads", Al_}, {"dim", D_}}); }, 0,
+        heads_permute_bytes(double(T_) * groups * Hl_, sizeof(S)), run);
+  }
+
+  template <class X, class Y>
+  void layernorm_fwd(const std::string& prefix, const char* name, X x, U1<S> g, U1<S> b, Y y, V1<S> mean,
+                     V1<S> rstd) {
+    op(
+        prefix, name, "layernorm_forward", [&] { return kv({{"rows", T_}, {"cols", H_}}); },
+        kernels::layernorm_forward_flops(T_, H_), kernels::layernorm_forward_bytes(T_, H_, sizeof(S)),
+        [&] { kernels::layernorm_forward(exec_, x, g, b, S(layernorm_eps), y, mean, rstd); });
+  }
+
+  // dx from dy; the gamma and beta gradients go to the scratch, then into dgb (adjacent).
+  template <class DY, class X, class DX>
+  void layernorm_bwd(const std::string& prefix, const char* name, const char* add_name, DY dy, X x, U1<S> g,
+                     V1<S> mean, V1<S> rstd, DX dx, U1<S> dgb) {
+    U1<S> dgam(ln_scratch_.data(), H_), dbet(ln_scratch_.data() + H_, H_);
+    op(
+        prefix, name, "layernorm_backward", [&] { return kv({{"rows", T_}, {"cols", H_}}); },
+        kernels::layernorm_backward_flops(T_, H_), kernels::layernorm_backward_bytes(T_, H_, sizeof(S)),
+        [&] { kernels::layernorm_backward(exec_, dy, x, g, mean, rstd, dx, dgam, dbet); });
+    add(prefix, add_name, dgb.data(), dgb.data(), ln_scratch_.data(), 2 * H_);
+  }
+
+  // Allreduce over the tensor-parallel group, in place: Megatron's g (forward) and f
+  // (backward) operators, and the cross-entropy's statistics.
+  void tp_allreduce(S* data, std::int64_t n, const std::string& prefix, const char* after, MPI_Op mpi_op = MPI_SUM) {
+    if (tp_ == 1) return;
+    rec_.comm(
+        CommKind::tp,
+        [&] { allreduce(MPI_IN_PLACE, data, int(n), mpi_type<S>(), mpi_op, tp_comm_, wait_); },
+        [&] {
+          return model::CommOp{prefix + after + ".tp_allreduce", "tp", "allreduce", double(n) * sizeof(S), tp_};
+        });
+  }
+
+  void ready(GradientSink* sink, int param) {
+    if (sink) sink->ready(param);
+  }
+
+  // ---- forward ----------------------------------------------------------------------------
+
+  void embedding_forward(int mb, V2<S> x0) {
+    static const std::string E = "embedding.";
+    auto rows = Kokkos::subview(rows_, mb, Kokkos::ALL);
+    U2<S> table = store_.param2(i_tok_, Vrows_ - Vl_);  // + the zero row past the end
+    op(
+        E, "token", "embedding_forward", [&] { return kv({{"vocab", Vrows_}, {"tokens", T_}, {"dim", H_}}); },
+        kernels::embedding_forward_flops(T_, H_), kernels::embedding_forward_bytes(T_, H_, sizeof(S), 4),
+        [&] { kernels::embedding_forward(exec_, table, rows, emb_tok_); });
+    tp_allreduce(emb_tok_.data(), T_ * H_, E, "token");
+    op(
+        E, "position", "embedding_forward", [&] { return kv({{"vocab", S_}, {"tokens", T_}, {"dim", H_}}); },
+        kernels::embedding_forward_flops(T_, H_), kernels::embedding_forward_bytes(T_, H_, sizeof(S), 4),
+        [&] { kernels::embedding_forward(exec_, store_.param2(i_pos_), pos_index_, emb_pos_); });
+    add(E, "add", x0.data(), emb_tok_.data(), emb_pos_.data(), T_ * H_);
+  }
+
+  void layer_forward(LayerParams& p, LayerActs& a, V2<S> x, V2<S> y) {
+    const std::string& L = p.prefix;
+    layernorm_fwd(L, "ln1", x, p.ln1g, p.ln1b, a.a1, a.mean1, a.rstd1);
+    gemm(L, "qkv", kernels::Trans::no, kernels::Trans::no, a.a1, p.wqkv, qkv_ws_, false);
+    heads(L, "split_heads", "split_heads", 3, [&] { split_heads(exec_, qkv_ws_, a.qkvh.data(), b_, S_, 3, Al_, D_); });
+    op(
+        L, "attention", "attention_forward", [&] { return kv({{"BH", BH_}, {"L", S_}, {"D", D_}}); },
+        kernels::attention_forward_flops(BH_, S_, S_, D_), kernels::attention_forward_bytes(BH_, S_, S_, D_, sizeof(S)),
+        [&] {
+          kernels::attention_forward(exec_, head_part(a.qkvh, 0), head_part(a.qkvh, 1), head_part(a.qkvh, 2), a.P,
+                                     o_ws_, scale_);
+        });
+    heads(L, "merge_heads", "merge_heads", 1, [&] { merge_heads(exec_, o_ws_.data(), a.om, b_, S_, 1, Al_, D_); });
+    gemm(L, "attn_out", kernels::Trans::no, kernels::Trans::no, a.om, p.wo, proj_ws_, false);
+    tp_allreduce(proj_ws_.data(), T_ * H_, L, "attn_out");
+    add(L, "residual1", a.x1.data(), x.data(), proj_ws_.data(), T_ * H_);
+    layernorm_fwd(L, "ln2", a.x1, p.ln2g, p.ln2b, a.a2, a.mean2, a.rstd2);
+    gemm(L, "fc1", kernels::Trans::no, kernels::Trans::no, a.a2, p.w1, a.h, false);
+    op(
+        L, "gelu", "bias_gelu_forward", [&] { return kv({{"rows", T_}, {"cols", Fl_}}); },
+        kernels::bias_gelu_forward_flops(T_, Fl_), kernels::bias_gelu_forward_bytes(T_, Fl_, sizeof(S)),
+        [&] { kernels::bias_gelu_forward(exec_, a.h, p.b1, a.gact); });
+    gemm(L, "fc2", kernels::Trans::no, kernels::Trans::no, a.gact, p.w2, proj_ws_, false);
+    tp_allreduce(proj_ws_.data(), T_ * H_, L, "fc2");
+    add(L, "residual2", y.data(), a.x1.data(), proj_ws_.data(), T_ * H_);
+  }
+
+  void final_forward(int mb, Slot& s) {
+    static const std::string F = "final.";
+    U1<S> g = store_.param1(i_lnf_), b = store_.param1(i_lnf_ + 1);
+    layernorm_fwd(F, "ln", s.xs.back(), g, b, s.af, s.meanf, s.rstdf);
+    gemm(F, "logits", kernels::Trans::no, kernels::Trans::no, s.af, store_.param2(i_head_), s.logits, false);
+    op(
+        F, "ce_max", "cross_entropy_max", [&] { return kv({{"rows", T_}, {"cols", Vl_}}); },
+        cross_entropy_max_flops(T_, Vl_), cross_entropy_max_bytes(T_, Vl_, sizeof(S)),
+        [&] { cross_entropy_max(exec_, s.logits, s.ce_max); });
+    tp_allreduce(s.ce_max.data(), T_, F, "ce_max", MPI_MAX);
+    auto targets = Kokkos::subview(targets_, mb, Kokkos::ALL);
+    op(
+        F, "ce_sum", "cross_entropy_sum", [&] { return kv({{"rows", T_}, {"cols", Vl_}}); },
+        cross_entropy_sum_flops(T_, Vl_), cross_entropy_sum_bytes(T_, Vl_, sizeof(S)),
+        [&] { cross_entropy_sum(exec_, s.logits, targets, Vl_ * tp_rank_, s.ce_max, s.ce_stats); });
+    tp_allreduce(s.ce_stats.data(), 2 * T_, F, "ce_sum");
+  }
+
+  // ---- backward ---------------------------------------------------------------------------
+
+  double final_backward(int mb, Slot& s, GradientSink* sink) {
+    static const std::string F = "final.";
+    auto targets = Kokkos::subview(targets_, mb, Kokkos::ALL);
+    double loss = 0;
+    op(
+        F, "ce_backward", "cross_entropy_backward", [&] { return kv({{"rows", T_}, {"cols", Vl_}}); },
+        cross_entropy_backward_flops(T_, Vl_), cross_entropy_backward_bytes(T_, Vl_, sizeof(S)), [&] {
+          loss = cross_entropy_backward(exec_, s.logits, targets, Vl_ * tp_rank_, s.ce_max, s.ce_stats,
+                                        S(loss_scale));
+        });
+    // s.logits now holds d loss / d logits.
+    gemm(F, "logits.wgrad", kernels::Trans::yes, kernels::Trans::no, s.af, s.logits, store_.grad2(i_head_), true);
+    ready(sink, i_head_);
+    gemm(F, "logits.dgrad", kernels::Trans::no, kernels::Trans::yes, s.logits, store_.param2(i_head_), da_, false);
+    tp_allreduce(da_.data(), T_ * H_, F, "logits.dgrad");
+    layernorm_bwd(F, "ln.backward", "ln.grad_add", da_, s.xs.back(), store_.param1(i_lnf_), s.meanf, s.rstdf, gA_,
+                  store_.grad1(i_lnf_, 2));
+    ready(sink, i_lnf_ + 1);
+    return loss;
+  }
+
+  void layer_backward(LayerParams& p, LayerActs& a, V2<S> x, V2<S> dy, V2<S> dx, GradientSink* sink) {
+    using kernels::Trans;
+    const std::string& L = p.prefix;
+    gemm(L, "fc2.wgrad", Trans::yes, Trans::no, a.gact, dy, p.dw2, true);
+    ready(sink, p.i_w2);
+    gemm(L, "fc2.dgrad", Trans::no, Trans::yes, dy, p.w2, dg_, false);
+    op(
+        L, "gelu.backward", "bias_gelu_backward", [&] { return kv({{"rows", T_}, {"cols", Fl_}}); },
+        kernels::bias_gelu_backward_flops(T_, Fl_), kernels::bias_gelu_backward_bytes(T_, Fl_, sizeof(S)),
+        [&] { kernels::bias_gelu_backward(exec_, dg_, a.h, p.b1, dg_, b1_scratch_); });  // in place
+    add(L, "gelu.grad_add", p.db1.data(), p.db1.data(), b1_scratch_.data(), Fl_);
+    ready(sink, p.i_b1);
+    gemm(L, "fc1.wgrad", Trans::yes, Trans::no, a.a2, dg_, p.dw1, true);
+    ready(sink, p.i_w1);
+    gemm(L, "fc1.dgrad", Trans::no, Trans::yes, dg_, p.w1, da_, false);
+    tp_allreduce(da_.data(), T_ * H_, L, "fc1.dgrad");
+    layernorm_bwd(L, "ln2.backward", "ln2.grad_add", da_, a.x1, p.ln2g, a.mean2, a.rstd2, dxln_, p.dln2);
+    ready(sink, p.i_ln2);
+    add(L, "residual2.backward", dx1_.data(), dy.data(), dxln_.data(), T_ * H_);
+    gemm(L, "attn_out.wgrad", Trans::yes, Trans::no, a.om, dx1_, p.dwo, true);
+    ready(sink, p.i_wo);
+    gemm(L, "attn_out.dgrad", Trans::no, Trans::yes, dx1_, p.wo, dom_, false);
+    // The gradient of a merge is a split, and of a split a merge.
+    heads(L, "merge_heads.backward", "split_heads", 1,
+          [&] { split_heads(exec_, dom_, do_.data(), b_, S_, 1, Al_, D_); });
+    op(
+        L, "attention.backward", "attention_backward", [&] { return kv({{"BH", BH_}, {"L", S_}, {"D", D_}}); },
+        kernels::attention_backward_flops(BH_, S_, S_, D_),
+        kernels::attention_backward_bytes(BH_, S_, S_, D_, sizeof(S)), [&] {
+          kernels::attention_backward(exec_, head_part(a.qkvh, 0), head_part(a.qkvh, 1), head_part(a.qkvh, 2), a.P,
+                                      do_, dP_, head_part(dqkvh_, 0), head_part(dqkvh_, 1), head_part(dqkvh_, 2),
+                                      scale_);
+        });
+    heads(L, "split_heads.backward", "merge_heads", 3,
+          [&] { merge_heads(exec_, dqkvh_.data(), dqkv_, b_, S_, 3, Al_, D_); });
+    gemm(L, "qkv.wgrad", Trans::yes, Trans::no, a.a1, dqkv_, p.dwqkv, true);
+    ready(sink, p.i_wqkv);
+    gemm(L, "qkv.dgrad", Trans::no, Trans::yes, dqkv_, p.wqkv, da_, false);
+    tp_allreduce(da_.data(), T_ * H_, L, "qkv.dgrad");
+    layernorm_bwd(L, "ln1.backward", "ln1.grad_add", da_, x, p.ln1g, a.mean1, a.rstd1, dxln_, p.dln1);
+    ready(sink, p.i_ln1);
+    add(L, "residual1.backward", dx.data(), dx1_.data(), dxln_.data(), T_ * H_);
+  }
+
+  void embedding_backward(int mb, GradientSink* sink) {
+    static const std::string E = "embedding.";
+    auto rows = Kokkos::subview(rows_, mb, Kokkos::ALL);
+    op(
+        E, "position.backward", "embedding_backward", [&] { return kv({{"vocab", S_}, {"tokens", T_}, {"dim", H_}}); },
+        kernels::embedding_backward_flops(T_, H_), kernels::embedding_backward_bytes(S_, T_, H_, sizeof(S), 4),
+        [&] { kernels::embedding_backward(exec_, demb_, pos_index_, pos_scratch_); });
+    add(E, "position.grad_add", store_.grad1(i_pos_).data(), store_.grad1(i_pos_).data(), pos_scratch_.data(),
+        S_ * H_);
+    ready(sink, i_pos_);
+    op(
+        E, "token.backward", "embedding_backward",
+        [&] { return kv({{"vocab", Vrows_}, {"tokens", T_}, {"dim", H_}}); }, kernels::embedding_backward_flops(T_, H_),
+        kernels::embedding_backward_bytes(Vrows_, T_, H_, sizeof(S), 4),
+        [&] { kernels::embedding_backward(exec_, demb_, rows, tok_scratch_); });
+    // The zero row's gradient (the last row of the scratch) is dropped.
+    add(E, "token.grad_add", store_.grad1(i_tok_).data(), store_.grad1(i_tok_).data(), tok_scratch_.data(),
+        Vl_ * H_);
+    ready(sink, i_tok_);
+  }
+
+  static constexpr double layernorm_eps = 1e-5;
+
+  Exec exec_;
+  Recorder& rec_;
+  ParamStore<S>& store_;
+  WaitMode wait_;
+  MPI_Comm tp_comm_;
+  int tp_, tp_rank_;
+  bool first_, last_;
+  std::int64_t b_, S_, H_, T_, Hl_, Al_, D_, Fl_, Vl_, Vrows_, BH_;
+  S scale_;
+  int i_pos_ = -1, i_tok_ = -1, i_head_ = -1, i_lnf_ = -1;
+  std::vector<LayerParams> layers_;
+  std::vector<Slot> slots_;
+  Tokens pos_index_;
+  Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> rows_, targets_;
+  V2<S> emb_tok_, emb_pos_, demb_, tok_scratch_, pos_scratch_;
+  V2<S> qkv_ws_, proj_ws_, gA_, gB_, da_, dxln_, dx1_, dg_, dom_, dqkv_;
+  V3<S> o_ws_, do_, dP_;
+  V1<S> dqkvh_, ln_scratch_, b1_scratch_;
+};
+
+}  // namespace sextant::train

@@ -1,0 +1,169 @@
+#pragma once
+// Kernels the training proxy needs that kernels/ does not have (yet): the head permutes
+// around attention and a vocabulary-parallel softmax cross-entropy. Same conventions as
+// kernels/*.hpp (templates on the execution space, labelled launches, counts next to the
+// kernel); models/train_plan.cpp copies the counts, tests/train checks they agree.
+#include <cstdint>
+#include <stdexcept>
+#include <string_view>
+
+#include "kernels/common.hpp"
+
+namespace sextant::train {
+
+namespace kk = sextant::kernels;
+
+// kernels/common.hpp's math namespace has no log (Kokkos 3.6 moved it, 4.0 dropped the old name).
+namespace math {
+#if KOKKOS_VERSION >= 30700
+using Kokkos::log;
+#else
+using Kokkos::Experimental::log;
+#endif
+}  // namespace math
+
+// The kernel registry's family of a kernel the proxy runs (the compute model's key); the
+// proxy's own kernels take the family of the closest measured ones: the permutes and the
+// gradient fill move data (stream), the cross-entropy passes are row-wise softmax
+// reductions (normalization). Keep in step with models/train_plan.cpp.
+inline const char* family_of(std::string_view kernel) {
+  auto starts = [&](std::string_view p) { return kernel.substr(0, p.size()) == p; };
+  if (starts("gemm")) return "gemm";
+  if (starts("attention_")) return "attention";
+  if (starts("layernorm_") || starts("softmax_") || starts("cross_entropy_")) return "normalization";
+  if (starts("bias_gelu_") || starts("relu_")) return "activation";
+  if (starts("embedding_")) return "embedding";
+  if (starts("stream_") || kernel == "split_heads" || kernel == "merge_heads" || kernel == "fill") return "stream";
+  if (kernel == "adamw_update") return "optimizer";
+  return "unknown";
+}
+
+// ---- head permutes ---------------------------------------------------------------------
+// split_heads: [b * S, G * Al * D] (token-major, as the QKV GEMM writes it) to
+// G x [b * Al, S, D] (batch-head-major, as attention reads it); merge_heads the inverse.
+// Pure data movement: 0 FLOPs, every element read once and written once.
+inline constexpr double heads_permute_bytes(double elements, double s) { return 2 * elements * s; }
+
+// dst is G contiguous blocks of [b * Al, S, D] starting at dst_data.
+template <class Exec, class V2, class Scalar>
+void split_heads(const Exec& exec, V2 src, Scalar* dst_data, std::int64_t b, std::int64_t S, std::int64_t G,
+                 std::int64_t Al, std::int64_t D) {
+  const std::int64_t T = b * S, Hl = Al * D;
+  if (std::int64_t(src.extent(0)) != T || std::int64_t(src.extent(1)) != G * Hl)
+    throw std::invalid_argument("sextant::split_heads: shapes do not match");
+  using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>;
+  Kokkos::parallel_for(
+      "sextant::split_heads", Policy(exec, {0, 0}, {T, G * Hl}),
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t c) {
+        const std::int64_t bi = i / S, s = i % S, g = c / Hl, h = (c % Hl) / D, d = c % D;
+        dst_data[(((g * b + bi) * Al + h) * S + s) * D + d] = src(i, c);
+      });
+}
+
+template <class Exec, class V2, class Scalar>
+void merge_heads(const Exec& exec, const Scalar* src_data, V2 dst, std::int64_t b, std::int64_t S, std::int64_t G,
+                 std::int64_t Al, std::int64_t D) {
+  const std::int64_t T = b * S, Hl = Al * D;
+  if (std::int64_t(dst.extent(0)) != T || std::int64_t(dst.extent(1)) != G * Hl)
+    throw std::invalid_argument("sextant::merge_heads: shapes do not match");
+  using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>;
+  Kokkos::parallel_for(
+      "sextant::merge_heads", Policy(exec, {0, 0}, {T, G * Hl}),
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t c) {
+        const std::int64_t bi = i / S, s = i % S, g = c / Hl, h = (c % Hl) / D, d = c % D;
+        dst(i, c) = src_data[(((g * b + bi) * Al + h) * S + s) * D + d];
+      });
+}
+
+// ---- vocabulary-parallel softmax cross-entropy -----------------------------------------
+// Each tensor-parallel rank holds the logits of its vocabulary shard [offset, offset + cols)
+// for every row (token). Loss per row: log sum_j exp(z_j - m) + m - z_target, m = max_j z_j,
+// with the sums over the whole vocabulary, so the shards combine partial results:
+//   cross_entropy_max      m_i = max over the shard         -> allreduce(max) over tp
+//   cross_entropy_sum      s_i = sum exp(z - m), t_i = z_target (0 off-shard) -> allreduce(sum)
+//   cross_entropy_backward dz = scale (exp(z - m) / s - [j = target]) in place of z, and
+//                          returns sum_i (log s_i + m_i - t_i) (the loss, unscaled)
+// (Megatron's vocab-parallel cross-entropy.) stats holds [rows, 2]: s and t.
+// Counted FLOPs (exp counted as 1): max 1 per element; sum 3 per element (subtract, exp,
+// add); backward 5 per element (subtract, exp, multiply, subtract, scale) + 4 per row
+// (reciprocal, log, two adds). Bytes (targets int32): max rows cols + rows (m written);
+// sum rows cols + 3 rows (m read, s and t written) + targets; backward 2 rows cols (z read,
+// dz written) + 3 rows (m, s, t) + targets.
+inline constexpr double cross_entropy_max_flops(double r, double c) { return r * c; }
+inline constexpr double cross_entropy_max_bytes(double r, double c, double s) { return (r * c + r) * s; }
+inline constexpr double cross_entropy_sum_flops(double r, double c) { return 3 * r * c; }
+inline constexpr double cross_entropy_sum_bytes(double r, double c, double s) {
+  return (r * c + 3 * r) * s + r * 4;
+}
+inline constexpr double cross_entropy_backward_flops(double r, double c) { return 5 * r * c + 4 * r; }
+inline constexpr double cross_entropy_backward_bytes(double r, double c, double s) {
+  return (2 * r * c + 3 * r) * s + r * 4;
+}
+
+template <class Exec, class V2, class V1>
+void cross_entropy_max(const Exec& exec, V2 z, V1 m) {
+  using Scalar = typename V1::non_const_value_type;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  const int cols = int(z.extent(1));
+  Kokkos::parallel_for(
+      "sextant::cross_entropy_max", Kokkos::TeamPolicy<Exec>(exec, int(z.extent(0)), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Member& team) {
+        const std::int64_t i = team.league_rank();
+        Scalar mx;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, cols),
+            [&](const int j, Scalar& local) { local = z(i, j) > local ? Scalar(z(i, j)) : local; },
+            Kokkos::Max<Scalar>(mx));
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { m(i) = mx; });
+      });
+}
+
+template <class Exec, class V2, class VI, class V1, class VS>
+void cross_entropy_sum(const Exec& exec, V2 z, VI targets, std::int64_t offset, V1 m, VS stats) {
+  using Scalar = typename V1::non_const_value_type;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  const int cols = int(z.extent(1));
+  Kokkos::parallel_for(
+      "sextant::cross_entropy_sum", Kokkos::TeamPolicy<Exec>(exec, int(z.extent(0)), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Member& team) {
+        const std::int64_t i = team.league_rank();
+        const Scalar mi = m(i);
+        Scalar sum;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, cols),
+            [&](const int j, Scalar& local) { local += kk::math::exp(z(i, j) - mi); }, sum);
+        const std::int64_t t = std::int64_t(targets(i)) - offset;
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          stats(i, 0) = sum;
+          stats(i, 1) = (t >= 0 && t < cols) ? Scalar(z(i, t)) : Scalar(0);
+        });
+      });
+}
+
+// Returns the sum over rows of the per-row loss (on the host).
+template <class Exec, class V2, class VI, class V1, class VS>
+double cross_entropy_backward(const Exec& exec, V2 z, VI targets, std::int64_t offset, V1 m, VS stats,
+                              typename V1::non_const_value_type scale) {
+  using Scalar = typename V1::non_const_value_type;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  const int cols = int(z.extent(1));
+  double loss = 0;
+  Kokkos::parallel_reduce(
+      "sextant::cross_entropy_backward", Kokkos::TeamPolicy<Exec>(exec, int(z.extent(0)), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Member& team, double& total) {
+        const std::int64_t i = team.league_rank();
+        const Scalar mi = m(i), inv = Scalar(1) / stats(i, 0);
+        const std::int64_t t = std::int64_t(targets(i)) - offset;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, cols), [&](const int j) {
+          const Scalar p = kk::math::exp(z(i, j) - mi) * inv;
+          z(i, j) = (p - (j == t ? Scalar(1) : Scalar(0))) * scale;
+        });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          total += double(math::log(stats(i, 0)) + mi - stats(i, 1));
+        });
+      },
+      loss);
+  return loss;
+}
+
+}  // namespace sextant::train

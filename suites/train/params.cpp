@@ -1,0 +1,78 @@
+#include "suites/train/params.hpp"
+
+#include <cmath>
+
+namespace sextant::train {
+
+std::vector<ParamSpec> stage_parameter_specs(const model::TrainConfig& c, int layers_first, int layers_count,
+                                             bool first_stage, bool last_stage) {
+  const std::int64_t H = c.hidden, F = 4LL * c.hidden, V = c.vocab, S = c.seq;
+  // Scaled initialisation (GPT-2): fan-in for every weight, and the projections that add
+  // into the residual stream shrunk by sqrt(2 L) so the stream does not grow with depth.
+  const double w = 1 / std::sqrt(double(H)), residual = 1 / std::sqrt(2.0 * c.layers);
+  std::vector<ParamSpec> p;
+  auto add = [&](std::string name, std::int64_t rows, std::int64_t cols, Shard shard, Init init, double sd,
+                 int groups = 1) {
+    ParamSpec s;
+    s.name = std::move(name);
+    s.rows = rows;
+    s.cols = cols;
+    s.shard = shard;
+    s.init = init;
+    s.stddev = sd;
+    s.groups = groups;
+    p.push_back(std::move(s));
+  };
+  if (last_stage) {
+    add("head.weight", H, V, Shard::columns, Init::uniform, w);
+    add("final.ln.gamma", 1, H, Shard::replicated, Init::ones, 0);
+    add("final.ln.beta", 1, H, Shard::replicated, Init::zeros, 0);
+  }
+  for (int l = layers_first + layers_count - 1; l >= layers_first; --l) {
+    const std::string L = "layer" + std::to_string(l) + ".";
+    add(L + "fc2.weight", F, H, Shard::rows, Init::uniform, residual / std::sqrt(double(F)));
+    add(L + "fc1.bias", 1, F, Shard::columns, Init::zeros, 0);
+    add(L + "fc1.weight", H, F, Shard::columns, Init::uniform, w);
+    add(L + "ln2.gamma", 1, H, Shard::replicated, Init::ones, 0);
+    add(L + "ln2.beta", 1, H, Shard::replicated, Init::zeros, 0);
+    add(L + "attn_out.weight", H, H, Shard::rows, Init::uniform, residual * w);
+    add(L + "qkv.weight", H, 3 * H, Shard::columns, Init::uniform, w, 3);
+    add(L + "ln1.gamma", 1, H, Shard::replicated, Init::ones, 0);
+    add(L + "ln1.beta", 1, H, Shard::replicated, Init::zeros, 0);
+  }
+  if (first_stage) {
+    add("embedding.position", S, H, Shard::replicated, Init::uniform, 1.0);
+    add("embedding.token", V, H, Shard::rows, Init::uniform, 1.0);
+  }
+  return p;
+}
+
+FlatLayout flat_layout(std::vector<ParamSpec> specs, int tp, double bucket_bytes, int scalar_bytes, int pad_to) {
+  FlatLayout f;
+  f.specs = std::move(specs);
+  Bucket current;
+  std::int64_t used = 0;  // unpadded elements in the current bucket
+  auto close = [&] {
+    current.elements = (used + pad_to - 1) / pad_to * pad_to;
+    f.total = current.offset + current.elements;
+    f.buckets.push_back(current);
+  };
+  for (std::size_t i = 0; i < f.specs.size(); ++i) {
+    const std::int64_t n = f.specs[i].local_size(tp);
+    if (used > 0 && double(used + n) * scalar_bytes > bucket_bytes) {
+      close();
+      current = Bucket{};
+      current.offset = f.total;
+      used = 0;
+    }
+    if (used == 0) current.first_param = int(i);
+    f.offsets.push_back(current.offset + used);
+    current.last_param = int(i);
+    used += n;
+    f.parameters += n;
+  }
+  if (used > 0) close();
+  return f;
+}
+
+}  // namespace sextant::train

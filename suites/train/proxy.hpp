@@ -1,0 +1,64 @@
+#pragma once
+// The training proxy: a small transformer trained for real (embedding, L pre-LN layers of
+// attention and a GELU MLP, final layernorm, logits, softmax cross-entropy) on synthetic
+// token data, on a DP x TP x PP grid of MPI ranks, executing exactly the decomposition of
+// models/train_plan.hpp. It measures step time and where the time goes; the loss shows
+// that the step computes what it claims (every layout gives the single-rank loss curve).
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "models/train_plan.hpp"
+#include "suites/common/mpi.hpp"
+
+namespace sextant::train {
+
+struct TrainRunOptions {
+  int steps = 20;        // measured steps
+  int warmup = 2;        // steps run before the measured ones (their loss is recorded too)
+  std::uint64_t seed = 1;  // parameters and data; the same for every parallel layout
+  WaitMode wait = WaitMode::blocking;  // yield when ranks outnumber cores
+  // Optimizer hyper-parameters (they change the loss, never the cost).
+  double lr = 1e-2, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  bool trace = false;    // record the ops of step 0 into TrainResult::executed
+};
+
+// Seconds one rank spent in one step, by kind. compute = kernels (fenced); *_comm =
+// communication on the critical path (blocking calls, and waits for non-blocking ones);
+// pipeline_idle = waiting for a neighbouring stage to produce the activation or gradient
+// this stage needs next (the pipeline bubble, and skew between stages).
+struct PhaseTimes {
+  double total = 0;          // the rank's step time
+  double forward = 0, backward = 0, optimizer = 0;
+  double tp_comm = 0, pp_comm = 0, dp_comm = 0;
+  double pipeline_idle = 0;
+  double other() const {     // data staging, host bookkeeping, timer overhead
+    return total - forward - backward - optimizer - tp_comm - pp_comm - dp_comm - pipeline_idle;
+  }
+};
+
+struct RankCoords {
+  int dp = 0, tp = 0, pp = 0;
+};
+
+struct TrainResult {
+  model::TrainConfig config;
+  int ranks = 1, steps = 0, warmup = 0;
+  std::vector<double> loss;        // warmup + steps entries: mean token loss of each step
+  std::vector<double> step_time;   // steps entries: max over ranks of the rank's step time
+  std::vector<PhaseTimes> samples; // steps x ranks, row-major: every rank's phases per step
+  std::vector<RankCoords> coords;  // per world rank: its place on the grid
+  model::StagePlan executed;       // with options.trace: what this rank ran in step 0 (its
+                                   // stage's plan as traced; compare with plan_step)
+
+  const PhaseTimes& phases(int step, int rank) const { return samples[std::size_t(step) * ranks + rank]; }
+  PhaseTimes mean_phases(int rank) const;  // over the measured steps
+  double median_step_time() const;
+};
+
+// Collective over `world` (its size must be config.ranks()); every rank gets the whole
+// result. Throws UsageError for an invalid configuration, Error on a failed run.
+TrainResult run_training(const model::TrainConfig& config, const TrainRunOptions& options, MPI_Comm world);
+
+}  // namespace sextant::train

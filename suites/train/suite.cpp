@@ -1,0 +1,168 @@
+#include "suites/train/suite.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "core/error.hpp"
+#include "core/stats.hpp"
+#include "models/step_predictor.hpp"
+#include "suites/common/results.hpp"
+#include "suites/common/runtime.hpp"
+
+namespace sextant::train {
+namespace {
+
+model::TrainConfig model_size(const std::string& size) {
+  model::TrainConfig c;
+  if (size == "small") {
+    c.layers = 2, c.hidden = 64, c.heads = 4, c.seq = 32, c.vocab = 256;
+  } else {
+    c.layers = 4, c.hidden = 128, c.heads = 4, c.seq = 64, c.vocab = 512;
+  }
+  c.micro_batch = 2;
+  c.dtype = "float32";
+  return c;
+}
+
+}  // namespace
+
+std::vector<SweepEntry> default_sweep(int ranks) {
+  struct Strategy {
+    const char* name;
+    int dp, tp, pp;
+    model::Schedule schedule;
+  };
+  std::vector<Strategy> strategies;
+  using model::Schedule;
+  if (ranks == 1) strategies = {{"single", 1, 1, 1, Schedule::one_f_one_b}};
+  else
+    strategies = {{"dp", ranks, 1, 1, Schedule::one_f_one_b},
+                  {"tp", 1, ranks, 1, Schedule::one_f_one_b},
+                  {"pp_gpipe", 1, 1, ranks, Schedule::gpipe},
+                  {"pp_1f1b", 1, 1, ranks, Schedule::one_f_one_b}};
+  if (ranks == 4)
+    strategies.push_back({"dp2_tp2_pp1", 2, 2, 1, Schedule::one_f_one_b}),
+        strategies.push_back({"tp2_pp2", 1, 2, 2, Schedule::one_f_one_b});
+  std::vector<SweepEntry> out;
+  for (const char* size : {"small", "medium"})
+    for (const auto& s : strategies) {
+      SweepEntry e{std::string(s.name) + std::to_string(ranks) + "." + size, model_size(size)};
+      e.config.dp = s.dp;
+      e.config.tp = s.tp;
+      e.config.pp = s.pp;
+      e.config.schedule = s.schedule;
+      // Enough micro-batches that the pipeline has something to overlap.
+      e.config.global_batch = e.config.micro_batch * s.dp * (s.pp > 1 ? 4 : 2);
+      if (e.config.pp > e.config.layers) continue;
+      out.push_back(e);
+    }
+  return out;
+}
+
+std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>& sweep, const SweepOptions& o,
+                                      ResultsFile* results) {
+  std::optional<model::CommModel> comm;
+  std::optional<model::ComputeModel> compute;
+  if (rt.is_root()) {
+    comm = model::CommModel::read(o.model_path);
+    compute = model::ComputeModel::read(o.model_path);
+    if (!compute) throw Error(o.model_path + ": no compute part: the train sweep needs operator models");
+    std::printf("# training proxy: predicted (from %s) vs measured, %d ranks, %d threads per rank%s\n",
+                o.model_path.c_str(), rt.size(), rt.threads_per_rank(),
+                rt.oversubscribed() ? " (OVERSUBSCRIBED: timings not meaningful)" : "");
+    std::printf("%-22s %12s %23s %13s %9s %16s\n", "configuration", "measured(ms)", "ci95(ms)", "predicted(ms)",
+                "error", "loss first->last");
+    std::fflush(stdout);
+  }
+  std::vector<SweepRow> rows;
+  TrainRunOptions run;
+  run.steps = o.steps;
+  run.warmup = o.warmup;
+  run.wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
+  for (const auto& entry : sweep) {
+    SweepRow row{entry.name};
+    model::StepPrediction predicted;
+    if (rt.is_root()) {
+      predicted = model::predict_step(model::plan_step(entry.config), *comm, *compute,
+                                      model::LevelMap{o.level, o.level, o.level});
+      row.predicted = predicted.total;
+    }
+    TrainResult r = run_training(entry.config, run, MPI_COMM_WORLD);
+    if (!rt.is_root()) continue;
+    auto s = stats::summarize(r.step_time);
+    row.measured = s.median;
+    row.ci_lo = s.ci_lo;
+    row.ci_hi = s.ci_hi;
+    row.error = (row.predicted - row.measured) / row.measured;
+    row.loss_first = r.loss.front();
+    row.loss_last = r.loss.back();
+    char ci[64];
+    std::snprintf(ci, sizeof ci, "[%.3f, %.3f]", s.ci_lo * 1e3, s.ci_hi * 1e3);
+    std::printf("%-22s %12.3f %23s %13.3f %8.1f%% %7.3f -> %6.3f\n", entry.name.c_str(), row.measured * 1e3, ci,
+                row.predicted * 1e3, 100 * row.error, row.loss_first, row.loss_last);
+    std::fflush(stdout);
+    if (results) {
+      h5::Group g = results->group("train/" + entry.name);
+      const auto& c = entry.config;
+      g.set_attr("layers", c.layers);
+      g.set_attr("hidden", c.hidden);
+      g.set_attr("heads", c.heads);
+      g.set_attr("seq", c.seq);
+      g.set_attr("vocab", c.vocab);
+      g.set_attr("micro_batch", c.micro_batch);
+      g.set_attr("global_batch", c.global_batch);
+      g.set_attr("dp", c.dp);
+      g.set_attr("tp", c.tp);
+      g.set_attr("pp", c.pp);
+      g.set_attr("schedule", c.schedule == model::Schedule::gpipe ? "gpipe" : "1f1b");
+      g.set_attr("dtype", c.dtype);
+      g.set_attr("oversubscribed", std::int64_t{rt.oversubscribed()});
+      g.set_attr("measured_median", row.measured);
+      g.set_attr("measured_ci_lo", row.ci_lo);
+      g.set_attr("measured_ci_hi", row.ci_hi);
+      g.set_attr("predicted", row.predicted);
+      g.set_attr("error", row.error);
+      g.write("step_time", r.step_time);
+      g.write("loss", r.loss);
+      std::vector<std::string> names;
+      std::vector<double> values;
+      for (const auto& [name, t] : predicted.breakdown) {
+        names.push_back(name);
+        values.push_back(t);
+      }
+      g.write("predicted_breakdown_names", names);
+      g.write("predicted_breakdown", values);
+      // Measured phases, mean over steps, per rank.
+      std::vector<double> phases;
+      for (int rank = 0; rank < r.ranks; ++rank) {
+        auto p = r.mean_phases(rank);
+        phases.insert(phases.end(), {p.total, p.forward, p.backward, p.optimizer, p.tp_comm, p.pp_comm, p.dp_comm,
+                                     p.pipeline_idle, p.other()});
+      }
+      g.write("measured_phases", phases, {static_cast<hsize_t>(r.ranks), 9});
+      g.set_attr("measured_phases_columns",
+                 "total,forward,backward,optimizer,tp_comm,pp_comm,dp_comm,pipeline_idle,other");
+      results->flush();
+    }
+    rows.push_back(row);
+  }
+  if (rt.is_root()) {
+    std::printf("%s\n", summary_line(rows).c_str());
+    std::fflush(stdout);
+  }
+  return rows;
+}
+
+std::string summary_line(const std::vector<SweepRow>& rows) {
+  std::vector<double> errs;
+  for (const auto& r : rows) errs.push_back(std::fabs(r.error) * 100);
+  if (errs.empty()) return "median |error| -  max |error| -";
+  auto s = stats::summarize(errs);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "median |error| %.1f%%  max |error| %.1f%%", s.median, s.max);
+  return buf;
+}
+
+}  // namespace sextant::train

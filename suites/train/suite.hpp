@@ -1,0 +1,48 @@
+#pragma once
+// `sextant run --suite train`: a sweep of training configurations on this run's
+// ranks, each predicted from the model file fitted earlier in the same run and then
+// measured, with the error per configuration and a summary.
+#include <string>
+#include <vector>
+
+#include "models/train_plan.hpp"
+#include "suites/train/proxy.hpp"
+
+namespace sextant {
+class Runtime;
+class ResultsFile;
+}  // namespace sextant
+
+namespace sextant::train {
+
+struct SweepEntry {
+  std::string name;  // "dp2.small"
+  model::TrainConfig config;
+};
+
+// Strategies for `ranks` ranks ({DP, TP, PP-GPipe, PP-1F1B} and, at 4, hybrids) x
+// {small, medium} models; quick = fewer steps, not fewer configurations.
+std::vector<SweepEntry> default_sweep(int ranks);
+
+struct SweepOptions {
+  int steps = 10, warmup = 3;
+  std::string model_path;  // comm + compute model fitted in this run
+  std::string level = "world";
+};
+
+struct SweepRow {
+  std::string name;
+  double measured = 0, ci_lo = 0, ci_hi = 0;  // median step time and its 95% CI
+  double predicted = 0;
+  double error = 0;                           // (predicted - measured) / measured
+  double loss_first = 0, loss_last = 0;
+};
+
+// Collective over MPI_COMM_WORLD; rank 0 predicts, prints and records. Returns the rows (rank 0).
+std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>& sweep, const SweepOptions& options,
+                                      ResultsFile* results);
+
+// The 'median |error| X%  max |error| Y%' line.
+std::string summary_line(const std::vector<SweepRow>& rows);
+
+}  // namespace sextant::train

@@ -1,0 +1,365 @@
+// plan_step against what must hold for any exact decomposition of a training step:
+// parameters add up to the model's, GEMM FLOPs are 2 x weights x tokens forward and twice
+// that backward, Megatron's two allreduces per layer each way, message and bucket sizes,
+// and every op's FLOPs and bytes identical to its kernel's count functions (kernels/*.hpp,
+// suites/train/ops.hpp) and to the kernel registry's.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "core/error.hpp"
+#include "kernels/activation.hpp"
+#include "kernels/adamw.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/embedding.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/layernorm.hpp"
+#include "kernels/registry.hpp"
+#include "kernels/stream.hpp"
+#include "models/train_plan.hpp"
+#include "suites/train/ops.hpp"
+
+using namespace sextant;
+using namespace sextant::model;
+
+namespace {
+
+TrainConfig small(int dp = 1, int tp = 1, int pp = 1) {
+  TrainConfig c;
+  c.layers = 4;
+  c.hidden = 32;
+  c.heads = 4;
+  c.seq = 16;
+  c.vocab = 64;
+  c.micro_batch = 2;
+  c.global_batch = 8 * dp;
+  c.dp = dp;
+  c.tp = tp;
+  c.pp = pp;
+  c.bucket_bytes = 16 * 1024;
+  return c;
+}
+
+std::map<std::string, long long> parse(const std::string& shape) {
+  std::map<std::string, long long> out;
+  std::size_t at = 0;
+  while (at < shape.size()) {
+    auto comma = shape.find(',', at);
+    if (comma == std::string::npos) comma = shape.size();
+    auto item = shape.substr(at, comma - at);
+    auto eq = item.find('=');
+    out[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+    at = comma + 1;
+  }
+  return out;
+}
+
+// The whole model's parameters: sharded over tp and replicated parts.
+double sharded_parameters(const TrainConfig& c) {
+  const double H = c.hidden, V = c.vocab;
+  return V * H + c.layers * (12 * H * H + 4 * H) + H * V;  // token emb, Wqkv Wo W1 W2 b1, head
+}
+double replicated_parameters(const TrainConfig& c) {
+  const double H = c.hidden;
+  return c.seq * H + c.layers * 4 * H + 2 * H;  // position emb, two layernorms per layer, final layernorm
+}
+
+std::vector<const ComputeOp*> all_compute(const StepPlan& p) {
+  std::vector<const ComputeOp*> out;
+  for (const auto& s : p.stages)
+    for (const Phase* ph : {&s.forward, &s.backward, &s.optimizer})
+      for (const auto& op : ph->compute) out.push_back(&op);
+  return out;
+}
+
+double sum_flops(const Phase& p, const std::string& family) {
+  double f = 0;
+  for (const auto& op : p.compute)
+    if (op.family == family) f += op.flops;
+  return f;
+}
+
+}  // namespace
+
+TEST(TrainConfig, ValidatesAndCountsMicroBatches) {
+  auto c = small(2, 2, 2);
+  EXPECT_EQ(c.micro_batches(), 4);  // 16 / (2 x 2)
+  EXPECT_NO_THROW(c.validate());
+  auto bad = c;
+  bad.heads = 3;
+  EXPECT_THROW(bad.validate(), UsageError);  // hidden 32 % 3
+  bad = c;
+  bad.tp = 8;
+  EXPECT_THROW(bad.validate(), UsageError);  // heads 4 % 8
+  bad = c;
+  bad.global_batch = 6;
+  EXPECT_THROW(bad.validate(), UsageError);  // 6 % (2 x 2)
+  bad = c;
+  bad.pp = 5;
+  EXPECT_THROW(bad.validate(), UsageError);  // 4 layers on 5 stages
+  bad = c;
+  bad.dtype = "float16";
+  EXPECT_THROW(bad.validate(), UsageError);
+  bad = c;
+  bad.vocab = 63;
+  EXPECT_THROW(bad.validate(), UsageError);
+}
+
+TEST(TrainPlan, LayersSplitOverStagesAndParametersAddUp) {
+  for (int tp : {1, 2, 4})
+    for (int pp : {1, 2, 3, 4}) {
+      auto c = small(1, tp, pp);
+      c.layers = 5;
+      auto p = plan_step(c);
+      ASSERT_EQ(int(p.stages.size()), pp);
+      int next = 0;
+      double params = 0;
+      for (const auto& s : p.stages) {
+        EXPECT_EQ(s.layers_first, next);
+        EXPECT_GE(s.layers_count, c.layers / pp);
+        EXPECT_LE(s.layers_count, c.layers / pp + 1);
+        next += s.layers_count;
+        params += s.parameters;
+      }
+      EXPECT_EQ(next, c.layers);
+      // Per tp rank: its shard of the split tensors plus all replicated ones.
+      EXPECT_DOUBLE_EQ(params, sharded_parameters(c) / tp + replicated_parameters(c)) << "tp " << tp << " pp " << pp;
+    }
+}
+
+TEST(TrainPlan, GemmFlopsAreTwiceWeightsTimesTokensForwardAndDoubleBackward) {
+  for (int tp : {1, 2}) {
+    auto c = small(1, tp, 2);
+    auto p = plan_step(c);
+    const double T = double(c.micro_batch) * c.seq, H = c.hidden, V = c.vocab;
+    const double weights = (c.layers * 12 * H * H + H * V) / tp;  // GEMM weights (the embedding is a lookup)
+    double fwd = 0, bwd = 0;
+    for (const auto& s : p.stages) {
+      fwd += sum_flops(s.forward, "gemm");
+      bwd += sum_flops(s.backward, "gemm");
+    }
+    EXPECT_DOUBLE_EQ(fwd, 2 * weights * T);
+    EXPECT_DOUBLE_EQ(bwd, 2 * fwd);
+    // Attention: QK^T and PV forward, four GEMMs backward (plus the softmax terms).
+    double att_f = 0, att_b = 0;
+    for (const auto& s : p.stages) {
+      att_f += sum_flops(s.forward, "attention");
+      att_b += sum_flops(s.backward, "attention");
+    }
+    const double bh = c.micro_batch * c.heads / tp, L = c.seq, D = H / c.heads;
+    EXPECT_DOUBLE_EQ(att_f, c.layers * (4 * bh * L * L * D + 5 * bh * L * L));
+    EXPECT_DOUBLE_EQ(att_b, c.layers * (8 * bh * L * L * D + 4 * bh * L * L));
+  }
+}
+
+TEST(TrainPlan, MegatronAllreducesTwoPerLayerEachWay) {
+  for (std::string dtype : {"float32", "float64"}) {
+    auto c = small(1, 2, 2);
+    c.dtype = dtype;
+    const double s = dtype == "float64" ? 8 : 4, act = double(c.micro_batch) * c.seq * c.hidden * s;
+    auto p = plan_step(c);
+    for (const auto& st : p.stages) {
+      for (int l = st.layers_first; l < st.layers_first + st.layers_count; ++l) {
+        const std::string L = "layer" + std::to_string(l) + ".";
+        std::vector<std::string> fwd, bwd;
+        for (const auto& op : st.forward.comm)
+          if (op.name.rfind(L, 0) == 0) fwd.push_back(op.name);
+        for (const auto& op : st.backward.comm)
+          if (op.name.rfind(L, 0) == 0) bwd.push_back(op.name);
+        EXPECT_EQ(fwd, (std::vector<std::string>{L + "attn_out.tp_allreduce", L + "fc2.tp_allreduce"}));
+        EXPECT_EQ(bwd, (std::vector<std::string>{L + "fc1.dgrad.tp_allreduce", L + "qkv.dgrad.tp_allreduce"}));
+      }
+      for (const Phase* ph : {&st.forward, &st.backward})
+        for (const auto& op : ph->comm) {
+          EXPECT_EQ(op.kind, "tp");
+          EXPECT_EQ(op.collective, "allreduce");
+          EXPECT_EQ(op.ranks, 2);
+          if (op.name.find(".ce_") == std::string::npos) {
+            EXPECT_DOUBLE_EQ(op.bytes, act) << op.name;
+          }
+        }
+    }
+    // The vocabulary-parallel ends: embedding (1 forward), cross-entropy (2 forward), logits (1 backward).
+    EXPECT_EQ(p.stages.front().forward.comm.front().name, "embedding.token.tp_allreduce");
+    EXPECT_EQ(p.stages.back().forward.comm.back().name, "final.ce_sum.tp_allreduce");
+    EXPECT_DOUBLE_EQ(p.stages.back().forward.comm.back().bytes, 2.0 * c.micro_batch * c.seq * s);
+    EXPECT_EQ(p.stages.back().backward.comm.front().name, "final.logits.dgrad.tp_allreduce");
+    // Without tp: no tp communication at all.
+    for (const auto& st : plan_step(small(1, 1, 2)).stages) {
+      EXPECT_TRUE(st.forward.comm.empty());
+      EXPECT_TRUE(st.backward.comm.empty());
+    }
+  }
+}
+
+TEST(TrainPlan, CommOpsFollowTheComputeOpTheyAreNamedAfter) {
+  auto p = plan_step(small(2, 2, 2));
+  for (const auto& st : p.stages)
+    for (const Phase* ph : {&st.forward, &st.backward, &st.optimizer}) {
+      std::set<std::string> names;
+      for (const auto& op : ph->compute) names.insert(op.name);
+      for (const auto& op : ph->comm) EXPECT_TRUE(names.count(op.name.substr(0, op.name.rfind('.')))) << op.name;
+    }
+}
+
+TEST(TrainPlan, PipelineMessagesAreOneActivation) {
+  auto c = small(1, 1, 3);
+  c.layers = 3;
+  auto p = plan_step(c);
+  const double act = double(c.micro_batch) * c.seq * c.hidden * 4;
+  for (const auto& st : p.stages) {
+    const bool first = st.stage == 0, last = st.stage == 2;
+    EXPECT_EQ(st.send_activation.name.empty(), last);
+    EXPECT_EQ(st.send_gradient.name.empty(), first);
+    for (const CommOp* op : {&st.send_activation, &st.send_gradient}) {
+      if (op->name.empty()) continue;
+      EXPECT_EQ(op->collective, "pingpong");
+      EXPECT_EQ(op->kind, "pp");
+      EXPECT_DOUBLE_EQ(op->bytes, act);
+    }
+  }
+}
+
+TEST(TrainPlan, DataParallelBucketsCoverTheGradients) {
+  for (bool zero1 : {false, true}) {
+    auto c = small(3, 1, 2);
+    c.zero1 = zero1;
+    c.bucket_bytes = 10000;
+    auto p = plan_step(c);
+    for (const auto& st : p.stages) {
+      ASSERT_FALSE(st.dp_sync.empty());
+      double elements = 0;
+      for (const auto& op : st.dp_sync) {
+        EXPECT_EQ(op.kind, "dp");
+        EXPECT_EQ(op.ranks, 3);
+        EXPECT_EQ(op.collective, zero1 ? "reduce_scatter" : "allreduce");
+        elements += zero1 ? op.bytes / 4 * 3 : op.bytes / 4;
+      }
+      if (!zero1) {
+        EXPECT_DOUBLE_EQ(elements, st.parameters);
+        ASSERT_EQ(st.optimizer.compute.size(), 2u);
+        EXPECT_EQ(st.optimizer.compute[0].kernel, "adamw_update");
+        EXPECT_EQ(st.optimizer.compute[0].shape, "n=" + std::to_string((long long)st.parameters));
+        EXPECT_TRUE(st.optimizer.comm.empty());
+      } else {
+        // Padded to a multiple of dp per bucket: at most dp - 1 extra each.
+        EXPECT_GE(elements, st.parameters);
+        EXPECT_LT(elements, st.parameters + 3.0 * st.dp_sync.size());
+        ASSERT_EQ(st.optimizer.comm.size(), st.dp_sync.size());
+        ASSERT_EQ(st.optimizer.compute.size(), st.dp_sync.size() + 1);
+        for (std::size_t k = 0; k < st.dp_sync.size(); ++k) {
+          EXPECT_EQ(st.optimizer.comm[k].collective, "allgather");
+          EXPECT_DOUBLE_EQ(st.optimizer.comm[k].bytes, st.dp_sync[k].bytes);  // per-rank blocks
+          EXPECT_EQ(st.optimizer.compute[k].shape, "n=" + std::to_string((long long)(st.dp_sync[k].bytes / 4)));
+        }
+      }
+      EXPECT_EQ(st.optimizer.compute.back().name, "optimizer.zero_grad");
+    }
+    // No dp: no sync.
+    for (const auto& st : plan_step(small(1, 1, 2)).stages) EXPECT_TRUE(st.dp_sync.empty());
+  }
+}
+
+TEST(TrainPlan, BucketsHoldWholeParametersUpToTheBucketSize) {
+  auto c = small(2, 1, 1);
+  c.bucket_bytes = 5000;  // smaller than a 32 x 96 QKV weight (12 KiB): that one is alone
+  auto p = plan_step(c);
+  for (const auto& op : p.stages[0].dp_sync)
+    if (op.bytes > c.bucket_bytes) {  // a QKV, fc1 or fc2 weight, the head or the token embedding, alone
+      EXPECT_TRUE(op.bytes == 32 * 96 * 4 || op.bytes == 32 * 128 * 4 || op.bytes == 64 * 32 * 4) << op.bytes;
+    }
+}
+
+// Every op's counts equal its kernel's count functions evaluated at its shape, and for the
+// registry's kernels its family and counts equal the registry's.
+TEST(TrainPlan, CountsAreTheKernelsOwn) {
+  namespace k = sextant::kernels;
+  namespace t = sextant::train;
+  for (auto c : {small(1, 1, 1), small(2, 2, 2), small(2, 4, 1)}) {
+    for (std::string dtype : {"float32", "float64"}) {
+      c.dtype = dtype;
+      c.zero1 = c.dp > 1;
+      const double s = dtype == "float64" ? 8 : 4;
+      const k::Dtype kd = dtype == "float64" ? k::Dtype::float64 : k::Dtype::float32;
+      const auto plan = plan_step(c);
+      for (const ComputeOp* op : all_compute(plan)) {
+        auto d = parse(op->shape);
+        double f = -1, b = -1;
+        const std::string& kn = op->kernel;
+        if (kn == "gemm") {
+          f = k::gemm_flops(d["M"], d["N"], d["K"]);
+          b = k::gemm_bytes(d["M"], d["N"], d["K"], s, 1, d.count("beta") && d["beta"] != 0);
+        } else if (kn == "layernorm_forward") {
+          f = k::layernorm_forward_flops(d["rows"], d["cols"]);
+          b = k::layernorm_forward_bytes(d["rows"], d["cols"], s);
+        } else if (kn == "layernorm_backward") {
+          f = k::layernorm_backward_flops(d["rows"], d["cols"]);
+          b = k::layernorm_backward_bytes(d["rows"], d["cols"], s);
+        } else if (kn == "attention_forward") {
+          f = k::attention_forward_flops(d["BH"], d["L"], d["L"], d["D"]);
+          b = k::attention_forward_bytes(d["BH"], d["L"], d["L"], d["D"], s);
+        } else if (kn == "attention_backward") {
+          f = k::attention_backward_flops(d["BH"], d["L"], d["L"], d["D"]);
+          b = k::attention_backward_bytes(d["BH"], d["L"], d["L"], d["D"], s);
+        } else if (kn == "bias_gelu_forward") {
+          f = k::bias_gelu_forward_flops(d["rows"], d["cols"]);
+          b = k::bias_gelu_forward_bytes(d["rows"], d["cols"], s);
+        } else if (kn == "bias_gelu_backward") {
+          f = k::bias_gelu_backward_flops(d["rows"], d["cols"]);
+          b = k::bias_gelu_backward_bytes(d["rows"], d["cols"], s);
+        } else if (kn == "embedding_forward") {
+          f = k::embedding_forward_flops(d["tokens"], d["dim"]);
+          b = k::embedding_forward_bytes(d["tokens"], d["dim"], s, 4);
+        } else if (kn == "embedding_backward") {
+          f = k::embedding_backward_flops(d["tokens"], d["dim"]);
+          b = k::embedding_backward_bytes(d["vocab"], d["tokens"], d["dim"], s, 4);
+        } else if (kn == "stream_add") {
+          f = k::stream_flops(k::StreamOp::add, d["n"]);
+          b = k::stream_bytes(k::StreamOp::add, d["n"], s);
+        } else if (kn == "stream_triad") {
+          f = k::stream_flops(k::StreamOp::triad, d["n"]);
+          b = k::stream_bytes(k::StreamOp::triad, d["n"], s);
+        } else if (kn == "adamw_update") {
+          f = k::adamw_flops(d["n"]);
+          b = k::adamw_bytes(d["n"], s);
+        } else if (kn == "split_heads" || kn == "merge_heads") {
+          f = 0;
+          b = t::heads_permute_bytes(double(d["batch"]) * d["seq"] * d["groups"] * d["heads"] * d["dim"], s);
+        } else if (kn == "cross_entropy_max") {
+          f = t::cross_entropy_max_flops(d["rows"], d["cols"]);
+          b = t::cross_entropy_max_bytes(d["rows"], d["cols"], s);
+        } else if (kn == "cross_entropy_sum") {
+          f = t::cross_entropy_sum_flops(d["rows"], d["cols"]);
+          b = t::cross_entropy_sum_bytes(d["rows"], d["cols"], s);
+        } else if (kn == "cross_entropy_backward") {
+          f = t::cross_entropy_backward_flops(d["rows"], d["cols"]);
+          b = t::cross_entropy_backward_bytes(d["rows"], d["cols"], s);
+        } else if (kn == "fill") {
+          f = 0;
+          b = d["n"] * s;
+        } else {
+          ADD_FAILURE() << op->name << ": unknown kernel " << kn;
+          continue;
+        }
+        EXPECT_DOUBLE_EQ(op->flops, f) << op->name;
+        EXPECT_DOUBLE_EQ(op->bytes, b) << op->name;
+        EXPECT_STREQ(op->family.c_str(), t::family_of(kn)) << op->name;
+
+        if (const k::KernelInfo* info = k::find_kernel(kn)) {
+          EXPECT_EQ(op->family, info->family) << op->name;
+          k::Shape shape;
+          for (const auto& p : info->params) {
+            ASSERT_TRUE(d.count(p)) << op->name << " lacks the registry parameter " << p;
+            shape.dims.push_back({p, d[p]});
+          }
+          EXPECT_DOUBLE_EQ(op->flops, info->flops(shape, kd)) << op->name;
+          // The registry's GEMM does not read C (beta = 0); accumulating ones do.
+          const double c_read = kn == "gemm" && d.count("beta") ? double(d["M"]) * d["N"] * s : 0;
+          EXPECT_DOUBLE_EQ(op->bytes, info->bytes(shape, kd) + c_read) << op->name;
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,183 @@
+// The training proxy under MPI, checked two ways (exit status 0 only if both hold):
+// 1. Its loss curve equals the single-rank run's (computed on rank 0 over MPI_COMM_SELF,
+//    same model, batch and seed) within a tolerance derived from the reduction order.
+// 2. What every rank executed in step 0 (traced) is its stage's plan (plan_step):
+//    the same ops in the same order, names, kernels, families, shapes, FLOPs and bytes,
+//    the same communication with the same sizes.
+// --expect-decrease adds: the loss falls over the run (first step vs mean of the last 3).
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "suites/common/runtime.hpp"
+#include "suites/train/proxy.hpp"
+
+using namespace sextant;
+
+namespace {
+
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)); }
+
+// First difference between a traced and a planned stage, or "".
+std::string compare(const model::ComputeOp& got, const model::ComputeOp& want) {
+  if (got.name != want.name || got.kernel != want.kernel || got.family != want.family || got.shape != want.shape ||
+      !close(got.flops, want.flops) || !close(got.bytes, want.bytes)) {
+    std::ostringstream s;
+    s << "executed " << got.name << " " << got.kernel << "/" << got.family << " [" << got.shape << "] flops "
+      << got.flops << " bytes " << got.bytes << "; planned " << want.name << " " << want.kernel << "/" << want.family
+      << " [" << want.shape << "] flops " << want.flops << " bytes " << want.bytes;
+    return s.str();
+  }
+  return "";
+}
+std::string compare(const model::CommOp& got, const model::CommOp& want) {
+  if (got.name != want.name || got.kind != want.kind || got.collective != want.collective ||
+      !close(got.bytes, want.bytes) || got.ranks != want.ranks) {
+    std::ostringstream s;
+    s << "executed " << got.name << " " << got.kind << " " << got.collective << " " << got.bytes << " B on "
+      << got.ranks << "; planned " << want.name << " " << want.kind << " " << want.collective << " " << want.bytes
+      << " B on " << want.ranks;
+    return s.str();
+  }
+  return "";
+}
+template <class T>
+std::string compare(const std::vector<T>& got, const std::vector<T>& want, const char* what) {
+  for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i)
+    if (auto d = compare(got[i], want[i]); !d.empty()) return std::string(what) + " #" + std::to_string(i) + ": " + d;
+  if (got.size() != want.size())
+    return std::string(what) + ": executed " + std::to_string(got.size()) + " ops, planned " +
+           std::to_string(want.size());
+  return "";
+}
+std::string compare(const model::Phase& got, const model::Phase& want, const char* what) {
+  auto d = compare(got.compute, want.compute, what);
+  return d.empty() ? compare(got.comm, want.comm, what) : d;
+}
+
+std::string compare(const model::StagePlan& got, const model::StagePlan& want) {
+  if (got.layers_first != want.layers_first || got.layers_count != want.layers_count)
+    return "layers differ";
+  if (got.parameters != want.parameters)
+    return "parameters: executed " + std::to_string(got.parameters) + ", planned " + std::to_string(want.parameters);
+  for (auto d : {compare(got.forward, want.forward, "forward"), compare(got.backward, want.backward, "backward"),
+                 compare(got.optimizer, want.optimizer, "optimizer"), compare(got.dp_sync, want.dp_sync, "dp_sync"),
+                 compare(got.send_activation, want.send_activation), compare(got.send_gradient, want.send_gradient)})
+    if (!d.empty()) return d;
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"training proxy check: loss curve against one rank, execution against the plan"};
+  model::TrainConfig c;
+  c.layers = 4, c.hidden = 32, c.heads = 4, c.seq = 16, c.vocab = 64, c.micro_batch = 2, c.global_batch = 8;
+  c.dtype = "float64";
+  train::TrainRunOptions o;
+  o.warmup = 0;
+  std::string schedule = "1f1b", optimizer = "adamw";
+  bool expect_decrease = false;
+  app.add_option("--layers", c.layers);
+  app.add_option("--hidden", c.hidden);
+  app.add_option("--heads", c.heads);
+  app.add_option("--seq", c.seq);
+  app.add_option("--vocab", c.vocab);
+  app.add_option("--micro-batch", c.micro_batch);
+  app.add_option("--global-batch", c.global_batch);
+  app.add_option("--dp", c.dp);
+  app.add_option("--tp", c.tp);
+  app.add_option("--pp", c.pp);
+  app.add_option("--schedule", schedule);
+  app.add_option("--optimizer", optimizer);
+  app.add_flag("--zero1", c.zero1);
+  app.add_flag("--overlap", c.overlap_dp);
+  app.add_option("--bucket-bytes", c.bucket_bytes);
+  app.add_option("--dtype", c.dtype);
+  app.add_option("--steps", o.steps);
+  app.add_option("--lr", o.lr);
+  app.add_flag("--expect-decrease", expect_decrease);
+  CLI11_PARSE(app, argc, argv);
+  c.schedule = schedule == "gpipe" ? model::Schedule::gpipe : model::Schedule::one_f_one_b;
+  c.optimizer = optimizer == "sgd" ? model::Optimizer::sgd : model::Optimizer::adamw;
+
+  Runtime rt(argc, argv);
+  o.wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
+  o.trace = true;
+  int failures = 0;
+  try {
+    const double t0 = MPI_Wtime();
+    auto result = train::run_training(c, o, rt.world());
+    const double t_layout = MPI_Wtime() - t0;
+
+    // The single-rank reference, on rank 0 alone (the others wait, yielding).
+    model::TrainConfig one = c;
+    one.dp = one.tp = one.pp = 1;
+    std::vector<double> reference(result.loss.size());
+    const double t1 = MPI_Wtime();
+    if (rt.is_root()) reference = train::run_training(one, o, MPI_COMM_SELF).loss;
+    bcast(reference.data(), int(reference.size()), MPI_DOUBLE, 0, rt.world(), WaitMode::yield);
+    const double t_reference = MPI_Wtime() - t1;
+
+    // Tolerance: layouts differ only in the order of floating-point sums (tp splits the
+    // GEMM reductions, dp and micro-batches split the gradient and loss sums). One sum
+    // of n terms reordered moves by at most (n - 1) u sum |x_i|; the longest reduction
+    // here is n = max(4 hidden, vocab, tokens per step), and K steps of training carry
+    // such perturbations forward. Allow K n u with a factor 100 for the conditioning of
+    // the sums and the optimizer's amplification of small relative changes (AdamW divides
+    // by sqrt(v)); a real error (a missing allreduce, a wrong shard) moves the loss by
+    // orders of magnitude more (>= 1e-4 relative after a few steps).
+    const double u = c.dtype == "float64" ? 0x1.0p-53 : 0x1.0p-24;
+    const double n = std::max({4.0 * c.hidden, double(c.vocab), double(c.global_batch) * c.seq});
+    const double tolerance = 100 * double(o.steps) * n * u;
+    double worst = 0;
+    for (std::size_t s = 0; s < reference.size(); ++s)
+      worst = std::max(worst, std::fabs(result.loss[s] - reference[s]) / std::fabs(reference[s]));
+    if (rt.is_root()) {
+      std::printf("layout dp %d tp %d pp %d: %zu steps in %.2f s, reference %.2f s\n", c.dp, c.tp, c.pp,
+                  result.loss.size(), t_layout, t_reference);
+      std::printf("%-5s %-22s %-22s %s\n", "step", "loss", "single-rank", "rel. difference");
+      for (std::size_t s = 0; s < reference.size(); ++s)
+        std::printf("%-5zu %-22.16g %-22.16g %.3g\n", s, result.loss[s], reference[s],
+                    std::fabs(result.loss[s] - reference[s]) / std::fabs(reference[s]));
+      std::printf("worst relative difference %.3g, tolerance %.3g\n", worst, tolerance);
+      if (!(worst <= tolerance)) {
+        std::printf("FAIL: the loss curve differs from the single-rank run\n");
+        ++failures;
+      }
+      if (expect_decrease) {
+        const auto& l = result.loss;
+        const double tail = l.size() >= 3 ? (l[l.size() - 1] + l[l.size() - 2] + l[l.size() - 3]) / 3 : l.back();
+        std::printf("loss %.6g -> %.6g (mean of the last 3)\n", l.front(), tail);
+        if (!(tail < 0.9 * l.front())) {
+          std::printf("FAIL: the loss did not fall by 10%%\n");
+          ++failures;
+        }
+      }
+    }
+
+    // Execution against the plan, on every rank; failures counted on rank 0.
+    const auto plan = model::plan_step(c);
+    const std::string diff = compare(result.executed, plan.stages[result.executed.stage]);
+    if (!diff.empty())
+      std::printf("FAIL: rank %d (stage %d) did not execute its plan: %s\n", rt.rank(), result.executed.stage,
+                  diff.c_str());
+    int mine = diff.empty() ? 0 : 1, bad = 0;
+    allreduce(&mine, &bad, 1, MPI_INT, MPI_SUM, rt.world(), o.wait);
+    if (rt.is_root()) {
+      if (bad == 0)
+        std::printf("every rank executed its stage's plan (%zu forward, %zu backward ops on stage 0)\n",
+                    plan.stages[0].forward.compute.size(), plan.stages[0].backward.compute.size());
+      failures += bad;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "train_check: rank %d: %s\n", rt.rank(), e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  int total = 0;
+  allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, rt.world(), o.wait);
+  return total == 0 ? 0 : 1;
+}
