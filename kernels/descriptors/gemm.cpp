@@ -1,0 +1,126 @@
+// Descriptors of GEMM and batched GEMM (C = op(A) op(B), alpha = 1, beta = 0).
+#include "kernels/gemm.hpp"
+
+#include <algorithm>
+
+#include "kernels/descriptors/support.hpp"
+#include "kernels/reference/blas.hpp"
+
+namespace sextant::kernels::descriptors {
+namespace {
+
+// Batched when Batched, else one rank-2 problem. ta, tb in the shape select transposes.
+template <bool Batched>
+struct GemmInstance {
+  template <class Scalar>
+  class Of final : public Instance {
+   public:
+    Of(const Shape& s, std::uint64_t seed)
+        : batch_(Batched ? s["batch"] : 1), M_(s["M"]), N_(s["N"]), K_(s["K"]),
+          ta_(s["ta"] != 0), tb_(s["tb"] != 0),
+          A_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "A"), batch_, ta_ ? K_ : M_, ta_ ? M_ : K_),
+          B_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "B"), batch_, tb_ ? N_ : K_, tb_ ? K_ : N_),
+          C_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "C"), batch_, M_, N_) {
+      fill_uniform(exec_, A_, seed, 0.1, 1.0);
+      fill_uniform(exec_, B_, seed + 1, 0.1, 1.0);
+      fill_uniform(exec_, C_, seed + 2, 0.1, 1.0);
+      exec_.fence();
+    }
+
+    void run() override {
+      const Trans ta = ta_ ? Trans::yes : Trans::no, tb = tb_ ? Trans::yes : Trans::no;
+      if constexpr (Batched) {
+        gemm_batched(exec_, ta, tb, Scalar(1), A_, B_, Scalar(0), C_);
+      } else {
+        auto A = Kokkos::subview(A_, 0, Kokkos::ALL, Kokkos::ALL);
+        auto B = Kokkos::subview(B_, 0, Kokkos::ALL, Kokkos::ALL);
+        auto C = Kokkos::subview(C_, 0, Kokkos::ALL, Kokkos::ALL);
+        gemm(exec_, ta, tb, Scalar(1), A, B, Scalar(0), C);
+      }
+      exec_.fence();
+    }
+
+    Validation validate() override {
+      Validation v;
+      poison(C_);
+      run();
+      const auto A = to_host(A_), B = to_host(B_);
+      const std::vector<double> C;  // beta = 0: C is not an input
+      reference::Bounded ref;
+      // Rows sampled on large shapes; every batch entry is checked.
+      const auto rows = reference::sample_rows(M_, double(N_) * K_ * batch_, reference_budget);
+      ref = reference::gemm(batch_, M_, N_, K_, ta_, tb_, 1.0, A, B, 0.0, C, unit_roundoff<Scalar>(), rows);
+      compare(v, "C", to_host(C_), ref);
+      return v;
+    }
+
+   private:
+    Exec exec_;
+    std::int64_t batch_, M_, N_, K_;
+    bool ta_, tb_;
+    View3<Scalar, Exec> A_, B_, C_;
+  };
+};
+
+std::vector<Shape> with_trans(std::vector<Shape> shapes) {
+  for (auto& s : shapes)
+    if (std::none_of(s.dims.begin(), s.dims.end(), [](auto& d) { return d.first == "ta"; }))
+      s.dims.push_back({"ta", 0}), s.dims.push_back({"tb", 0});
+  return shapes;
+}
+
+}  // namespace
+
+std::vector<KernelInfo> gemm_kernels() {
+  const std::string counting =
+      "2 M N K FLOPs per batch entry (alpha, beta scaling not counted); bytes: compulsory traffic, "
+      "A, B read once and C written once ((M K + K N + M N) scalars per batch entry, beta = 0)";
+  KernelInfo g;
+  g.name = "gemm";
+  g.family = "gemm";
+  g.counting = counting;
+  g.params = {"M", "N", "K", "ta", "tb"};
+  g.dtypes = real_dtypes;
+  // Host blocks are 96 x 512 x 256 float64, 96 x 1024 x 256 float32 (micro-tiles 6 x 32,
+  // 6 x 64): the test shapes cross block and micro-tile edges in every dimension, with
+  // every transpose combination, and give teams several row blocks and uneven columns.
+  g.test_shapes = {{{"M", 37}, {"N", 53}, {"K", 29}, {"ta", 0}, {"tb", 0}},
+                   {{"M", 131}, {"N", 300}, {"K", 517}, {"ta", 0}, {"tb", 0}},
+                   {{"M", 192}, {"N", 512}, {"K", 512}, {"ta", 0}, {"tb", 0}},  // whole float64 blocks
+                   {{"M", 100}, {"N", 70}, {"K", 300}, {"ta", 1}, {"tb", 0}},
+                   {{"M", 61}, {"N", 130}, {"K", 45}, {"ta", 0}, {"tb", 1}},
+                   {{"M", 200}, {"N", 33}, {"K", 260}, {"ta", 1}, {"tb", 1}},
+                   {{"M", 389}, {"N", 600}, {"K", 270}, {"ta", 0}, {"tb", 0}},  // teams of several row blocks
+                   {{"M", 1}, {"N", 1}, {"K", 1}, {"ta", 0}, {"tb", 0}}};
+  g.quick_shapes = with_trans({{{"M", 1024}, {"N", 1024}, {"K", 1024}}});
+  g.full_shapes = with_trans({{{"M", 512}, {"N", 512}, {"K", 512}},
+                              {{"M", 2048}, {"N", 2048}, {"K", 2048}},
+                              {{"M", 2048}, {"N", 3072}, {"K", 768}},   // MLP up-projection
+                              {{"M", 2048}, {"N", 768}, {"K", 3072}}}); // MLP down-projection
+  g.flops = [](const Shape& s, Dtype) { return gemm_flops(double(s["M"]), double(s["N"]), double(s["K"])); };
+  g.bytes = [](const Shape& s, Dtype t) {
+    return gemm_bytes(double(s["M"]), double(s["N"]), double(s["K"]), double(size_of(t)));
+  };
+  g.make = &make_real<GemmInstance<false>::template Of>;
+
+  KernelInfo b = g;
+  b.name = "gemm_batched";
+  b.params = {"batch", "M", "N", "K", "ta", "tb"};
+  b.test_shapes = {{{"batch", 3}, {"M", 17}, {"N", 33}, {"K", 9}, {"ta", 0}, {"tb", 0}},
+                   {{"batch", 4}, {"M", 64}, {"N", 64}, {"K", 64}, {"ta", 0}, {"tb", 1}},
+                   {{"batch", 2}, {"M", 100}, {"N", 270}, {"K", 300}, {"ta", 1}, {"tb", 0}}};
+  b.quick_shapes = with_trans({{{"batch", 32}, {"M", 128}, {"N", 128}, {"K", 64}}});
+  b.full_shapes = with_trans({{{"batch", 64}, {"M", 256}, {"N", 256}, {"K", 64}},
+                              {{"batch", 96}, {"M", 512}, {"N", 512}, {"K", 64}},
+                              {{"batch", 256}, {"M", 32}, {"N", 32}, {"K", 32}}});
+  b.flops = [](const Shape& s, Dtype) {
+    return gemm_flops(double(s["M"]), double(s["N"]), double(s["K"]), double(s["batch"]));
+  };
+  b.bytes = [](const Shape& s, Dtype t) {
+    return gemm_bytes(double(s["M"]), double(s["N"]), double(s["K"]), double(size_of(t)), double(s["batch"]));
+  };
+  b.make = &make_real<GemmInstance<true>::template Of>;
+  return {g, b};
+}
+
+}  // namespace sextant::kernels::descriptors

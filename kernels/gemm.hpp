@@ -1,0 +1,265 @@
+#pragma once
+// GEMM and batched GEMM: C = alpha op(A) op(B) + beta C, op = identity or transpose,
+// on row-major Views (rank 2, or rank 3 with a leading batch index).
+//
+// The structure is BLIS's, expressed with a TeamPolicy. A team owns one NB-wide column
+// block of C and one or more MB-high row blocks of it (per batch entry). For each
+// KB-deep slice of K it packs op(B)'s KB x NB block into team scratch once, then for
+// each of its row blocks packs op(A)'s MB x KB block, and its threads share the MR x NR
+// register micro-tiles of that block (packing zero-pads to whole micro-panels, so edges
+// cost nothing special). A micro-tile keeps MR * NR accumulators in registers over the
+// slice: per k it loads NR values of B (vectors along a row of C), broadcasts MR values
+// of A and does MR * NR multiply-adds, in fixed-size loops the compiler unrolls and
+// vectorises. Tile sizes come from GemmTiling: on the host a one-thread team with
+// L2-sized blocks in level-1 scratch, a 24-register micro-tile, and enough row blocks
+// per team to reuse each packed B block while keeping ~2 teams per thread; on a GPU a
+// 256-thread team per 64 x 64 block with shared-memory (level-0) scratch and a 4 x 4
+// tile per thread.
+//
+// Counted: 2 M N K FLOPs per batch entry (the alpha/beta scaling is not counted).
+// Bytes: compulsory traffic, each of A, B and C moved once: (M K + K N + M N) scalars,
+// plus M N more when beta != 0 (C is read). Re-reads of A and B across blocks are not
+// counted; the ratio of the two is the kernel's best-case arithmetic intensity.
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/common.hpp"
+
+namespace sextant::kernels {
+
+enum class Trans : bool { no = false, yes = true };
+
+inline constexpr double gemm_flops(double m, double n, double k, double batch = 1) {
+  return 2.0 * m * n * k * batch;
+}
+
+inline constexpr double gemm_bytes(double m, double n, double k, double scalar_bytes,
+                                   double batch = 1, bool beta_nonzero = false) {
+  return (m * k + k * n + m * n * (beta_nonzero ? 2 : 1)) * scalar_bytes * batch;
+}
+
+template <class Exec, class Scalar>
+struct GemmTiling {
+  static constexpr bool host = runs_on_host<Exec>;
+  // Host: 6 rows x 4 vectors of 512 bits = 24 accumulator registers; an A block
+  // (MB x KB) and a B block (KB x NB) together fit a 2 MiB L2.
+  static constexpr int MR = host ? 6 : 4;
+  static constexpr int NR = host ? int(256 / sizeof(Scalar)) : 4;
+  static constexpr int MB = host ? 96 : 64;
+  static constexpr int NB = host ? int(4096 / sizeof(Scalar)) : 64;
+  static constexpr int KB = host ? 256 : 16;
+  static constexpr int scratch_level = host ? 1 : 0;
+  // Host teams take several row blocks of one column block, so that the packed B block
+  // is reused across them (BLIS's loop order) while there are still about
+  // teams_per_thread teams per thread to balance. GPU teams take one block each.
+  static constexpr int teams_per_thread = host ? 2 : 0;
+  static int team_size() { return host ? 1 : (MB / MR) * (NB / NR); }
+  static_assert(MB % MR == 0 && NB % NR == 0, "blocks must hold whole micro-tiles");
+};
+
+namespace detail {
+
+// Element (i, j) of a rank-2 View, or of batch entry b of a rank-3 View.
+template <class V>
+KOKKOS_FORCEINLINE_FUNCTION decltype(auto) at(const V& v, std::int64_t b, std::int64_t i,
+                                              std::int64_t j) {
+  if constexpr (rank_of<V> == 3) {
+    return v(b, i, j);
+  } else {
+    (void)b;
+    return v(i, j);
+  }
+}
+
+template <class Exec, class VA, class VB, class VC>
+struct Gemm {
+  using Scalar = typename VC::non_const_value_type;
+  using Tiling = GemmTiling<Exec, Scalar>;
+  static constexpr int MR = Tiling::MR, NR = Tiling::NR, MB = Tiling::MB, NB = Tiling::NB,
+                       KB = Tiling::KB;
+  using Scratch =
+      Kokkos::View<Scalar*, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+
+  VA A;
+  VB B;
+  VC C;
+  Scalar alpha, beta;
+  bool trans_a, trans_b;
+  std::int64_t M, N, K, tiles_m, tiles_n;
+  std::int64_t row_blocks;  // MB-row blocks per team
+  std::int64_t block_n;     // column block width: NB or less, so that blocks are even
+
+  static std::size_t scratch_bytes() {
+    return Scratch::shmem_size(MB * KB) + Scratch::shmem_size(KB * NB);
+  }
+
+  // Packs rows [i0, i0 + mb) of op(A), columns [k0, k0 + kb), as micro-panels of MR
+  // rows: Ap[(p * KB + k) * MR + r] = op(A)(i0 + p * MR + r, k0 + k), zero past mb.
+  KOKKOS_INLINE_FUNCTION void pack_a(const Member& team, const Scratch& Ap, std::int64_t b,
+                                     std::int64_t i0, int mb, std::int64_t k0, int kb) const {
+    const int panels = int(ceil_div(mb, MR));
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, panels), [&](const int p) {
+      Scalar* dst = &Ap(std::int64_t(p) * KB * MR);
+      const int rows = mb - p * MR < MR ? mb - p * MR : MR;
+      const std::int64_t i = i0 + std::int64_t(p) * MR;
+      if (trans_a) {  // op(A)(i, k) = A(k, i): rows of A are contiguous in i
+        for (int k = 0; k < kb; ++k)
+          for (int r = 0; r < MR; ++r) dst[k * MR + r] = r < rows ? at(A, b, k0 + k, i + r) : Scalar(0);
+      } else {
+        for (int r = 0; r < MR; ++r) {
+          if (r < rows)
+            for (int k = 0; k < kb; ++k) dst[k * MR + r] = at(A, b, i + r, k0 + k);
+          else
+            for (int k = 0; k < kb; ++k) dst[k * MR + r] = Scalar(0);
+        }
+      }
+    });
+  }
+
+  // Packs rows [k0, k0 + kb) of op(B), columns [j0, j0 + nb), as micro-panels of NR
+  // columns: Bp[(p * KB + k) * NR + c] = op(B)(k0 + k, j0 + p * NR + c), zero past nb.
+  KOKKOS_INLINE_FUNCTION void pack_b(const Member& team, const Scratch& Bp, std::int64_t b,
+                                     std::int64_t j0, int nb, std::int64_t k0, int kb) const {
+    const int panels = int(ceil_div(nb, NR));
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, panels), [&](const int p) {
+      Scalar* dst = &Bp(std::int64_t(p) * KB * NR);
+      const int cols = nb - p * NR < NR ? nb - p * NR : NR;
+      const std::int64_t j = j0 + std::int64_t(p) * NR;
+      if (trans_b) {  // op(B)(k, j) = B(j, k): rows of B are contiguous in k
+        for (int c = 0; c < NR; ++c) {
+          if (c < cols)
+            for (int k = 0; k < kb; ++k) dst[k * NR + c] = at(B, b, j + c, k0 + k);
+          else
+            for (int k = 0; k < kb; ++k) dst[k * NR + c] = Scalar(0);
+        }
+      } else if (cols == NR) {
+        for (int k = 0; k < kb; ++k)
+          for (int c = 0; c < NR; ++c) dst[k * NR + c] = at(B, b, k0 + k, j + c);
+      } else {
+        for (int k = 0; k < kb; ++k)
+          for (int c = 0; c < NR; ++c) dst[k * NR + c] = c < cols ? at(B, b, k0 + k, j + c) : Scalar(0);
+      }
+    });
+  }
+
+  // acc += packed A panel (kb x MR) times packed B panel (kb x NR): the register-tiled
+  // inner loop.
+  KOKKOS_FORCEINLINE_FUNCTION static void micro_tile(const Scalar* ap, const Scalar* bp, int kb,
+                                                     Scalar (&acc)[MR][NR]) {
+    for (int k = 0; k < kb; ++k) {
+      for (int r = 0; r < MR; ++r) {
+        const Scalar av = ap[k * MR + r];
+        for (int c = 0; c < NR; ++c) acc[r][c] += av * bp[k * NR + c];
+      }
+    }
+  }
+
+  // A team computes row blocks [g0, g0 + row_blocks) of column block j of batch entry b:
+  // per KB-deep slice, B's block is packed once and each row block's A block in turn.
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const std::int64_t groups_m = ceil_div(tiles_m, row_blocks);
+    const std::int64_t per_batch = groups_m * tiles_n;
+    const std::int64_t b = team.league_rank() / per_batch;
+    const std::int64_t rest = team.league_rank() % per_batch;
+    const std::int64_t g0 = (rest % groups_m) * row_blocks, j0 = (rest / groups_m) * block_n;
+    const std::int64_t g1 = g0 + row_blocks < tiles_m ? g0 + row_blocks : tiles_m;
+    const int nb = int(N - j0 < block_n ? N - j0 : block_n);
+    const int panels_n = int(ceil_div(nb, NR));
+    const int level = Tiling::scratch_level;
+    Scratch Ap(team.team_scratch(level), MB * KB);
+    Scratch Bp(team.team_scratch(level), KB * NB);
+
+    for (std::int64_t k0 = 0; k0 < K || k0 == 0; k0 += KB) {
+      const int kb = int(K - k0 < KB ? K - k0 : KB);
+      const bool first = k0 == 0;
+      pack_b(team, Bp, b, j0, nb, k0, kb);
+      for (std::int64_t g = g0; g < g1; ++g) {
+        const std::int64_t i0 = g * MB;
+        const int mb = int(M - i0 < MB ? M - i0 : MB);
+        const int panels_m = int(ceil_div(mb, MR));
+        pack_a(team, Ap, b, i0, mb, k0, kb);
+        team.team_barrier();
+        // B panel outer: consecutive micro-tiles of a thread share the B panel.
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, panels_m * panels_n), [&](const int t) {
+          const int pi = t % panels_m, pj = t / panels_m;
+          Scalar acc[MR][NR];
+          for (int r = 0; r < MR; ++r)
+            for (int c = 0; c < NR; ++c) acc[r][c] = Scalar(0);
+          const std::int64_t ci = i0 + std::int64_t(pi) * MR, cj = j0 + std::int64_t(pj) * NR;
+          const int rows = mb - pi * MR < MR ? mb - pi * MR : MR;
+          micro_tile(&Ap(std::int64_t(pi) * KB * MR), &Bp(std::int64_t(pj) * KB * NR), kb, acc);
+          const int cols = nb - pj * NR < NR ? nb - pj * NR : NR;
+          for (int r = 0; r < rows; ++r) {
+            for (int c = 0; c < cols; ++c) {
+              auto& out = at(C, b, ci + r, cj + c);
+              if (!first)
+                out += alpha * acc[r][c];
+              else if (beta == Scalar(0))  // never read C: it may hold anything, NaN included
+                out = alpha * acc[r][c];
+              else
+                out = alpha * acc[r][c] + beta * out;
+            }
+          }
+        });
+        team.team_barrier();
+      }
+      if (K == 0) break;
+    }
+  }
+};
+
+template <class Exec, class VA, class VB, class VC>
+void gemm_any_rank(const Exec& exec, Trans ta, Trans tb, typename VC::non_const_value_type alpha,
+                   VA A, VB B, typename VC::non_const_value_type beta, VC C, const char* label) {
+  constexpr int rank = rank_of<VC>;
+  static_assert(rank_of<VA> == rank && rank_of<VB> == rank, "A, B and C need the same rank");
+  using Functor = Gemm<Exec, VA, VB, VC>;
+  const std::int64_t batch = rank == 3 ? std::int64_t(C.extent(0)) : 1;
+  const std::int64_t M = C.extent(rank - 2), N = C.extent(rank - 1);
+  const std::int64_t K = ta == Trans::yes ? A.extent(rank - 2) : A.extent(rank - 1);
+  const std::int64_t am = ta == Trans::yes ? A.extent(rank - 1) : A.extent(rank - 2);
+  const std::int64_t bk = tb == Trans::yes ? B.extent(rank - 1) : B.extent(rank - 2);
+  const std::int64_t bn = tb == Trans::yes ? B.extent(rank - 2) : B.extent(rank - 1);
+  if (am != M || bk != K || bn != N ||
+      (rank == 3 && (std::int64_t(A.extent(0)) != batch || std::int64_t(B.extent(0)) != batch)))
+    throw std::invalid_argument(std::string(label) + ": operand shapes do not match");
+  if (M == 0 || N == 0 || batch == 0) return;
+  // Even column blocks (768 = 384 + 384, not 512 + 256): teams of equal work.
+  const std::int64_t tiles_m = ceil_div(M, Functor::MB);
+  const std::int64_t block_n = ceil_div(ceil_div(N, ceil_div(N, Functor::NB)), Functor::NR) * Functor::NR;
+  const std::int64_t tiles_n = ceil_div(N, block_n);
+  std::int64_t row_blocks = 1;
+  if (Functor::Tiling::teams_per_thread > 0) {
+    const std::int64_t want = std::int64_t(Functor::Tiling::teams_per_thread) * exec.concurrency();
+    const std::int64_t groups = std::min(tiles_m, std::max<std::int64_t>(1, ceil_div(want, batch * tiles_n)));
+    row_blocks = ceil_div(tiles_m, groups);
+  }
+  Functor f{A, B, C, alpha, beta, ta == Trans::yes, tb == Trans::yes, M, N, K, tiles_m, tiles_n, row_blocks, block_n};
+  const std::int64_t teams = batch * ceil_div(tiles_m, row_blocks) * tiles_n;
+  Kokkos::TeamPolicy<Exec> policy(exec, int(teams), Functor::Tiling::team_size());
+  policy.set_scratch_size(Functor::Tiling::scratch_level, Kokkos::PerTeam(Functor::scratch_bytes()));
+  Kokkos::parallel_for(label, policy, f);
+}
+
+}  // namespace detail
+
+// C = alpha op(A) op(B) + beta C on rank-2 Views. With beta == 0, C is never read.
+template <class Exec, class VA, class VB, class VC>
+void gemm(const Exec& exec, Trans ta, Trans tb, typename VC::non_const_value_type alpha, VA A,
+          VB B, typename VC::non_const_value_type beta, VC C) {
+  static_assert(rank_of<VC> == 2, "gemm takes rank-2 Views; gemm_batched takes rank 3");
+  detail::gemm_any_rank(exec, ta, tb, alpha, A, B, beta, C, "sextant::gemm");
+}
+
+// C[b] = alpha op(A[b]) op(B[b]) + beta C[b] for every b, on rank-3 Views.
+template <class Exec, class VA, class VB, class VC>
+void gemm_batched(const Exec& exec, Trans ta, Trans tb, typename VC::non_const_value_type alpha,
+                  VA A, VB B, typename VC::non_const_value_type beta, VC C) {
+  static_assert(rank_of<VC> == 3, "gemm_batched takes rank-3 Views (batch, rows, columns)");
+  detail::gemm_any_rank(exec, ta, tb, alpha, A, B, beta, C, "sextant::gemm_batched");
+}
+
+}  // namespace sextant::kernels

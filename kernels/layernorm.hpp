@@ -1,0 +1,127 @@
+#pragma once
+// Layer normalisation over the last dimension (rows x cols), forward and backward:
+//   forward  mu_i = mean_j x_ij,  var_i = mean_j (x_ij - mu_i)^2 (two passes, stable),
+//            rstd_i = 1 / sqrt(var_i + eps),  y_ij = (x_ij - mu_i) rstd_i gamma_j + beta_j;
+//            mu and rstd are saved for the backward pass.
+//   backward xhat = (x - mu) rstd, g = dy gamma,
+//            dx_ij = rstd_i (g_ij - mean_j g_ij - xhat_ij mean_j (g_ij xhat_ij)),
+//            dgamma_j = sum_i dy_ij xhat_ij,  dbeta_j = sum_i dy_ij.
+// Row statistics: one team per row. The parameter gradients: a work item per block of
+// layernorm_column_block columns walking all rows (no atomics, thread-count independent).
+//
+// Counted FLOPs per element: forward 8 (sum 1, centre 1, square and sum 2, centre 1,
+// scale 1, gamma 1, beta 1); backward 18 (row pass 13: xhat 2, g 1, two sums 3, dx 4,
+// recomputed xhat and g 3; column pass 5). Per-row and per-column constants not counted.
+// Bytes, compulsory (each array moved once; the column pass's re-read of x and dy is not
+// counted): forward 2 rows cols + 2 cols + 2 rows; backward 3 rows cols + 3 cols + 2 rows.
+#include <cstdint>
+#include <stdexcept>
+
+#include "kernels/common.hpp"
+
+namespace sextant::kernels {
+
+inline constexpr double layernorm_forward_flops(double rows, double cols) { return 8 * rows * cols; }
+inline constexpr double layernorm_backward_flops(double rows, double cols) { return 18 * rows * cols; }
+inline constexpr double layernorm_forward_bytes(double rows, double cols, double s) {
+  return (2 * rows * cols + 2 * cols + 2 * rows) * s;
+}
+inline constexpr double layernorm_backward_bytes(double rows, double cols, double s) {
+  return (3 * rows * cols + 3 * cols + 2 * rows) * s;
+}
+
+inline constexpr int layernorm_column_block = 16;
+
+template <class Exec, class VX, class VG, class VB, class VY, class VS>
+void layernorm_forward(const Exec& exec, VX x, VG gamma, VB beta,
+                       typename VY::non_const_value_type eps, VY y, VS mean, VS rstd) {
+  using Scalar = typename VY::non_const_value_type;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  const std::int64_t rows = x.extent(0), cols = x.extent(1);
+  if (std::int64_t(y.extent(0)) != rows || std::int64_t(y.extent(1)) != cols ||
+      std::int64_t(gamma.extent(0)) != cols || std::int64_t(beta.extent(0)) != cols ||
+      std::int64_t(mean.extent(0)) != rows || std::int64_t(rstd.extent(0)) != rows)
+    throw std::invalid_argument("sextant::layernorm_forward: shapes do not match");
+  const int n = int(cols);
+  Kokkos::parallel_for(
+      "sextant::layernorm_forward", Kokkos::TeamPolicy<Exec>(exec, int(rows), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Member& team) {
+        const std::int64_t i = team.league_rank();
+        Scalar sum;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, n), [&](const int j, Scalar& local) { local += x(i, j); }, sum);
+        const Scalar mu = sum / Scalar(n);
+        Scalar sq;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, n),
+            [&](const int j, Scalar& local) {
+              const Scalar d = x(i, j) - mu;
+              local += d * d;
+            },
+            sq);
+        const Scalar r = Scalar(1) / math::sqrt(sq / Scalar(n) + eps);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n),
+                             [&](const int j) { y(i, j) = (x(i, j) - mu) * r * gamma(j) + beta(j); });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          mean(i) = mu;
+          rstd(i) = r;
+        });
+      });
+}
+
+template <class Exec, class VDY, class VX, class VG, class VS, class VDX, class VDG>
+void layernorm_backward(const Exec& exec, VDY dy, VX x, VG gamma, VS mean, VS rstd, VDX dx,
+                        VDG dgamma, VDG dbeta) {
+  using Scalar = typename VDX::non_const_value_type;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  const std::int64_t rows = x.extent(0), cols = x.extent(1);
+  if (std::int64_t(dy.extent(0)) != rows || std::int64_t(dy.extent(1)) != cols ||
+      std::int64_t(dx.extent(0)) != rows || std::int64_t(dx.extent(1)) != cols ||
+      std::int64_t(gamma.extent(0)) != cols || std::int64_t(mean.extent(0)) != rows ||
+      std::int64_t(rstd.extent(0)) != rows || std::int64_t(dgamma.extent(0)) != cols ||
+      std::int64_t(dbeta.extent(0)) != cols)
+    throw std::invalid_argument("sextant::layernorm_backward: shapes do not match");
+  const int n = int(cols);
+  Kokkos::parallel_for(
+      "sextant::layernorm_backward_rows", Kokkos::TeamPolicy<Exec>(exec, int(rows), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Member& team) {
+        const std::int64_t i = team.league_rank();
+        const Scalar mu = mean(i), r = rstd(i);
+        Scalar sum_g, sum_gx;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, n),
+            [&](const int j, Scalar& local) { local += dy(i, j) * gamma(j); }, sum_g);
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, n),
+            [&](const int j, Scalar& local) { local += dy(i, j) * gamma(j) * (x(i, j) - mu) * r; },
+            sum_gx);
+        const Scalar mean_g = sum_g / Scalar(n), mean_gx = sum_gx / Scalar(n);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](const int j) {
+          const Scalar xhat = (x(i, j) - mu) * r;
+          dx(i, j) = r * (dy(i, j) * gamma(j) - mean_g - xhat * mean_gx);
+        });
+      });
+  constexpr int B = layernorm_column_block;
+  Kokkos::parallel_for(
+      "sextant::layernorm_backward_params", Kokkos::RangePolicy<Exec>(exec, 0, ceil_div(cols, B)),
+      KOKKOS_LAMBDA(const std::int64_t block) {
+        const std::int64_t j0 = block * B;
+        const int width = int(cols - j0 < B ? cols - j0 : B);
+        Scalar dg[B], db[B];
+        for (int c = 0; c < B; ++c) dg[c] = db[c] = Scalar(0);
+        for (std::int64_t i = 0; i < rows; ++i) {
+          const Scalar mu = mean(i), r = rstd(i);
+          for (int c = 0; c < width; ++c) {
+            const Scalar g = dy(i, j0 + c);
+            dg[c] += g * (x(i, j0 + c) - mu) * r;
+            db[c] += g;
+          }
+        }
+        for (int c = 0; c < width; ++c) {
+          dgamma(j0 + c) = dg[c];
+          dbeta(j0 + c) = db[c];
+        }
+      });
+}
+
+}  // namespace sextant::kernels

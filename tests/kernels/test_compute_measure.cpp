@@ -1,0 +1,129 @@
+// The compute suite's measuring API (suites/compute/measure.hpp), on a small selection:
+// what the suite integration and the model fit will read.
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "suites/compute/measure.hpp"
+
+namespace {
+
+using namespace sextant::compute;
+
+TEST(Measure, ListsTheRegistry) {
+  auto list = list_kernels();
+  ASSERT_GE(list.size(), 20u);
+  auto gemm = std::find_if(list.begin(), list.end(), [](auto& k) { return k.name == "gemm"; });
+  ASSERT_NE(gemm, list.end());
+  EXPECT_EQ(gemm->family, "gemm");
+  EXPECT_FALSE(gemm->counting.empty());
+  EXPECT_NE(std::find(gemm->dtypes.begin(), gemm->dtypes.end(), "float32"), gemm->dtypes.end());
+}
+
+TEST(Measure, SelectedKernelsAreValidatedAndTimed) {
+  MeasureOptions o;
+  o.quick = true;
+  o.kernels = {"stream_triad", "softmax_forward"};
+  o.dtypes = {"float32"};
+  o.stop = sextant::stats::StopRule{0.5, 0.01, 3, 5};
+  int lines = 0;
+  o.progress = [&](const std::string& line) {
+    ++lines;
+    EXPECT_FALSE(line.empty());
+  };
+  auto results = measure_kernels(o);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(lines, 2);
+  EXPECT_TRUE(all_valid(results));
+  for (const auto& m : results) {
+    SCOPED_TRACE(m.name);
+    EXPECT_EQ(m.dtype, "float32");
+    EXPECT_TRUE(m.validated);
+    EXPECT_TRUE(m.valid) << m.validation_message;
+    EXPECT_LE(m.error_ratio, 1.0);
+    EXPECT_GE(m.seconds.size(), 3u);
+    EXPECT_LE(m.seconds.size(), 5u);
+    EXPECT_EQ(m.summary.n, m.seconds.size());
+    EXPECT_GT(m.summary.median, 0.0);
+    EXPECT_GT(m.flops, 0.0);
+    EXPECT_GT(m.bytes, 0.0);
+    EXPECT_DOUBLE_EQ(m.intensity(), m.flops / m.bytes);
+    EXPECT_DOUBLE_EQ(m.byte_rate(), m.bytes / m.summary.median);
+    EXPECT_FALSE(m.shape.empty());
+    EXPECT_FALSE(m.dims.empty());
+  }
+  EXPECT_EQ(results[0].name, "stream_triad");
+  EXPECT_EQ(results[0].dims[0].first, "n");
+  EXPECT_DOUBLE_EQ(results[0].bytes, 3.0 * 4 * results[0].dims[0].second);
+}
+
+TEST(Measure, UnknownNamesAreUsageErrors) {
+  MeasureOptions o;
+  o.kernels = {"no_such_kernel"};
+  EXPECT_THROW(measure_kernels(o), sextant::UsageError);
+  o.kernels = {};
+  o.dtypes = {"int4"};
+  EXPECT_THROW(measure_kernels(o), sextant::UsageError);
+  o.dtypes = {};
+  o.families = {"nope"};
+  EXPECT_THROW(measure_kernels(o), sextant::UsageError);
+}
+
+TEST(Sweep, DefaultPlanSpansL1ToBeyondTheCacheOrTheCap) {
+  SweepOptions o;
+  auto plan = plan_sweep(o);
+  ASSERT_GE(plan.sizes.size(), 2u);
+  EXPECT_EQ(plan.sizes.front(), plan.min_bytes);
+  EXPECT_LE(plan.sizes.back(), plan.max_bytes);
+  EXPECT_GE(double(plan.sizes.back()), 0.99 * double(plan.max_bytes));
+  EXPECT_TRUE(std::is_sorted(plan.sizes.begin(), plan.sizes.end()));
+  EXPECT_LE(plan.max_bytes, o.cap_bytes);
+  if (plan.llc_bytes > 0 && !plan.capped) {
+    EXPECT_EQ(plan.max_bytes, 4 * plan.llc_bytes);
+  }
+  if (plan.capped) {
+    EXPECT_NE(plan.note.find("capped"), std::string::npos);
+  }
+  if (plan.l1_bytes > 0) {
+    EXPECT_LE(plan.min_bytes, plan.l1_bytes * plan.threads);
+  }
+}
+
+TEST(Sweep, MeasuresTriadAndDotCurves) {
+  SweepOptions o;
+  o.min_bytes = 64 << 10;
+  o.max_bytes = 1 << 20;
+  o.quick = true;
+  o.min_sample_seconds = 1e-4;
+  o.stop = sextant::stats::StopRule{0.5, 0.005, 3, 5};
+  auto sweep = sweep_bandwidth(o);
+  EXPECT_EQ(sweep.dtype, "float64");
+  ASSERT_EQ(sweep.curves.size(), 2u);
+  EXPECT_EQ(sweep.curves[0].kernel, "stream_triad");
+  EXPECT_EQ(sweep.curves[0].arrays, 3);
+  EXPECT_EQ(sweep.curves[1].kernel, "stream_dot");
+  for (const auto& curve : sweep.curves) {
+    ASSERT_EQ(curve.points.size(), sweep.plan.sizes.size());
+    for (const auto& p : curve.points) {
+      EXPECT_GT(p.gbytes_per_s, 0.0);
+      EXPECT_GE(p.best_gbytes_per_s, p.gbytes_per_s);
+      EXPECT_GE(p.sweeps_per_sample, 1);
+      EXPECT_EQ(p.bytes, p.elements * curve.arrays * 8);
+      EXPECT_TRUE(std::isfinite(p.summary.median));
+    }
+  }
+  o.dtype = "float16";
+  EXPECT_THROW(sweep_bandwidth(o), sextant::UsageError);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,194 @@
+// The kernel templates called directly: what the registry's fixed settings do not
+// reach (GEMM's alpha and beta, the repeated STREAM forms of the working-set sweep),
+// the analytic counts, argument checks, and the validation machinery catching a
+// wrong or unwritten element.
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/conv2d.hpp"
+#include "kernels/descriptors/support.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/reference/blas.hpp"
+#include "kernels/reference/conv2d.hpp"
+#include "kernels/stream.hpp"
+
+namespace {
+
+using namespace sextant::kernels;
+using Exec = Kokkos::DefaultExecutionSpace;
+using descriptors::to_host;
+
+template <class Scalar>
+void check_gemm_alpha_beta(bool ta, bool tb) {
+  const std::int64_t M = 70, N = 45, K = 300;
+  Exec exec;
+  View2<Scalar, Exec> A("A", ta ? K : M, ta ? M : K), B("B", tb ? N : K, tb ? K : N), C("C", M, N);
+  fill_uniform(exec, A, 1, 0.1, 1.0);
+  fill_uniform(exec, B, 2, 0.1, 1.0);
+  fill_uniform(exec, C, 3, 0.1, 1.0);
+  const auto c0 = to_host(C);
+  const Scalar alpha = Scalar(-0.75), beta = Scalar(1.5);
+  gemm(exec, ta ? Trans::yes : Trans::no, tb ? Trans::yes : Trans::no, alpha, A, B, beta, C);
+  exec.fence();
+  auto ref = reference::gemm(1, M, N, K, ta, tb, double(alpha), to_host(A), to_host(B), double(beta), c0,
+                             descriptors::unit_roundoff<Scalar>());
+  sextant::kernels::Validation v;
+  descriptors::compare(v, "C", to_host(C), ref);
+  EXPECT_TRUE(v.ok) << v.message;
+  EXPECT_EQ(v.compared, std::size_t(M * N));
+}
+
+TEST(Gemm, AlphaBetaAllTransposes) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      check_gemm_alpha_beta<double>(ta, tb);
+      check_gemm_alpha_beta<float>(ta, tb);
+    }
+}
+
+TEST(Gemm, KZeroScalesC) {
+  Exec exec;
+  View2<double, Exec> A("A", 5, 0), B("B", 0, 7), C("C", 5, 7);
+  Kokkos::deep_copy(C, 2.0);
+  gemm(exec, Trans::no, Trans::no, 1.0, A, B, 0.5, C);
+  exec.fence();
+  for (double c : to_host(C)) EXPECT_EQ(c, 1.0);
+}
+
+TEST(Gemm, MismatchedShapesThrow) {
+  Exec exec;
+  View2<double, Exec> A("A", 4, 5), B("B", 6, 7), C("C", 4, 7);
+  EXPECT_THROW(gemm(exec, Trans::no, Trans::no, 1.0, A, B, 0.0, C), std::invalid_argument);
+  View3<double, Exec> A3("A", 2, 4, 5), B3("B", 3, 5, 7), C3("C", 2, 4, 7);
+  EXPECT_THROW(gemm_batched(exec, Trans::no, Trans::no, 1.0, A3, B3, 0.0, C3), std::invalid_argument);
+}
+
+// The direct (workspace-free) form against the reference; the registry covers the
+// im2col + GEMM form.
+TEST(Conv2d, DirectFormMatchesTheReference) {
+  Exec exec;
+  for (const Conv2dShape& s : {Conv2dShape{2, 3, 9, 11, 4, 3, 3, 1, 1}, Conv2dShape{1, 5, 17, 37, 6, 5, 5, 2, 2},
+                               Conv2dShape{1, 2, 20, 35, 3, 3, 3, 1, 0}}) {
+    View4<float, Exec> x("x", s.N, s.C, s.H, s.W), w("w", s.K, s.C, s.R, s.S), y("y", s.N, s.K, s.OH(), s.OW());
+    fill_uniform(exec, x, 1, 0.1, 1.0);
+    fill_uniform(exec, w, 2, 0.1, 1.0);
+    descriptors::poison(y);
+    conv2d_forward_direct(exec, x, w, y, int(s.stride), int(s.pad));
+    exec.fence();
+    sextant::kernels::Validation v;
+    descriptors::compare(v, "y", to_host(y), reference::conv2d_forward(s, to_host(x), to_host(w), 0x1.0p-24));
+    EXPECT_TRUE(v.ok) << v.message;
+  }
+}
+
+TEST(Conv2d, MismatchedShapesThrow) {
+  Exec exec;
+  View4<double, Exec> x("x", 1, 2, 5, 5), w("w", 3, 2, 3, 3), y("y", 1, 3, 3, 3);
+  EXPECT_THROW(conv2d_forward_direct(exec, x, w, y, 1, 1), std::invalid_argument);  // output would be 5 x 5
+  EXPECT_NO_THROW(conv2d_forward_direct(exec, x, w, y, 1, 0));                        // 3 x 3
+  View3<double, Exec> small("cols", 1, 18, 8);
+  EXPECT_THROW(conv2d_forward(exec, x, w, y, 1, 0, small), std::invalid_argument);  // needs (1, 18, 9)
+  auto cols = conv2d_workspace<double, Exec>(Conv2dShape{1, 2, 5, 5, 3, 3, 3, 1, 0});
+  EXPECT_EQ(cols.extent(2), 9u);
+  EXPECT_NO_THROW(conv2d_forward(exec, x, w, y, 1, 0, cols));
+  exec.fence();
+}
+
+// The working-set sweep's forms: one launch, many sweeps, per-thread chunks.
+TEST(Stream, RepeatedFormsMatchTheReference) {
+  Exec exec;
+  for (std::int64_t n : {1, 17, 1000, 65537}) {
+    View1<double, Exec> a("a", n), b("b", n), c("c", n);
+    fill_uniform(exec, b, 5, 0.5, 1.5);
+    fill_uniform(exec, c, 6, 0.5, 1.5);
+    descriptors::poison(a);
+    stream_triad_repeated(exec, a, b, c, 0.4, 3);
+    exec.fence();
+    const double u = 0x1.0p-53;
+    sextant::kernels::Validation v;
+    descriptors::compare(v, "a", to_host(a), reference::stream_triad(to_host(b), to_host(c), 0.4, u));
+    EXPECT_TRUE(v.ok) << v.message;
+    const double dot = stream_dot_repeated(exec, b, c, 4);
+    auto ref = reference::dot(to_host(b), to_host(c), u);
+    EXPECT_NEAR(dot, 4 * ref.value[0], 4 * ref.bound[0] + 1e-300) << n;
+    EXPECT_NEAR(stream_dot(exec, b, c), ref.value[0], ref.bound[0]) << n;
+  }
+}
+
+TEST(Counts, AnalyticFormulas) {
+  EXPECT_EQ(stream_bytes(StreamOp::triad, 1000, 8), 24000);
+  EXPECT_EQ(stream_bytes(StreamOp::copy, 1000, 4), 8000);
+  EXPECT_EQ(stream_bytes(StreamOp::dot, 10, 8), 160);
+  EXPECT_EQ(stream_flops(StreamOp::triad, 10), 20);
+  EXPECT_EQ(stream_flops(StreamOp::copy, 10), 0);
+  EXPECT_EQ(gemm_flops(2, 3, 4), 48);
+  EXPECT_EQ(gemm_flops(2, 3, 4, 5), 240);
+  EXPECT_EQ(gemm_bytes(2, 3, 4, 8), (8 + 12 + 6) * 8);
+  EXPECT_EQ(gemm_bytes(2, 3, 4, 8, 1, true), (8 + 12 + 12) * 8);
+  Conv2dShape s{2, 3, 8, 8, 4, 3, 3, 1, 1};
+  EXPECT_EQ(s.OH(), 8);
+  EXPECT_EQ(conv2d_flops(s), 2.0 * 2 * 4 * 8 * 8 * 3 * 3 * 3);
+  Conv2dShape s2{1, 1, 7, 9, 1, 3, 3, 2, 0};
+  EXPECT_EQ(s2.OH(), 3);
+  EXPECT_EQ(s2.OW(), 4);
+}
+
+// The checker itself: a NaN (unwritten element) and a value off by more than its bound
+// are both caught; a value within its bound is not.
+TEST(Validation, CatchesUnwrittenAndWrongElements) {
+  reference::Bounded ref;
+  ref.value = {1.0, 2.0, 3.0};
+  ref.bound = {1e-6, 1e-6, 1e-6};
+  sextant::kernels::Validation ok;
+  descriptors::compare(ok, "x", {1.0, 2.0 + 5e-7, 3.0}, ref);
+  EXPECT_TRUE(ok.ok);
+  EXPECT_NEAR(ok.worst, 0.5, 1e-6);
+  sextant::kernels::Validation nan;
+  descriptors::compare(nan, "x", {1.0, std::numeric_limits<double>::quiet_NaN(), 3.0}, ref);
+  EXPECT_FALSE(nan.ok);
+  EXPECT_EQ(nan.wrong, 1u);
+  EXPECT_NE(nan.message.find("x[1]"), std::string::npos);
+  sextant::kernels::Validation off;
+  descriptors::compare(off, "x", {1.0, 2.0, 3.01}, ref);
+  EXPECT_FALSE(off.ok);
+  EXPECT_GT(off.worst, 1.0);
+  // A sampled reference: unwritten elements outside the sample are still caught.
+  reference::Bounded sampled;
+  sampled.index = {0};
+  sampled.value = {1.0};
+  sampled.bound = {0.0};
+  sextant::kernels::Validation partial;
+  descriptors::compare(partial, "y", {1.0, std::numeric_limits<double>::quiet_NaN()}, sampled);
+  EXPECT_FALSE(partial.ok);
+  EXPECT_EQ(partial.written_checked, 2u);
+  EXPECT_EQ(partial.compared, 1u);
+}
+
+TEST(Fill, NeverZeroAndInRange) {
+  Exec exec;
+  View1<float, Exec> x("x", 100000);
+  fill_uniform(exec, x, 9, 0.1, 1.0);
+  bool negative = false;
+  for (double v : to_host(x)) {
+    ASSERT_GE(std::abs(v), 0.1 - 1e-7);
+    ASSERT_LE(std::abs(v), 1.0 + 1e-7);
+    negative |= v < 0;
+  }
+  EXPECT_TRUE(negative);
+}
+
+TEST(Reference, SampleRowsSpreadsAndKeepsEnds) {
+  auto all = reference::sample_rows(10, 1.0, 100.0);
+  EXPECT_EQ(all.size(), 10u);
+  auto some = reference::sample_rows(1000, 10.0, 100.0);
+  EXPECT_EQ(some.front(), 0);
+  EXPECT_EQ(some.back(), 999);
+  EXPECT_LE(some.size(), 10u);
+  EXPECT_GE(some.size(), 2u);
+}
+
+}  // namespace

@@ -1,0 +1,249 @@
+// Compute yardsticks (a benchmark, not a test): sextant's Kokkos kernels measured side
+// by side with established implementations in one run, same thread count, same data:
+//   triad     Kokkos stream_triad vs a plain OpenMP STREAM triad on the same arrays (goal >= 0.95)
+//   gemm      Kokkos gemm vs OpenBLAS dgemm / sgemm on the same matrices     (goal >= 0.5)
+//   peak      Kokkos peak_fma vs the best OpenBLAS GEMM rate of its precision (goal >= 1.0)
+// Sides alternate in blocks with a pause between them (OpenBLAS and OpenMP workers spin
+// for a while after a call, which would slow the other side on a small machine), and
+// OpenBLAS's threads are not confined to the CPU OpenMP pins the initial thread to.
+// Ratios are of medians. Table to stdout, progress to stderr. OpenBLAS is linked into
+// this program only, never into the suite.
+//
+//   sextant_yardsticks [--quick] [--stream-bytes N] [Kokkos options]
+#include <cblas.h>
+#include <omp.h>
+#include <sched.h>
+#include <sys/sysinfo.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/machine.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/peak.hpp"
+#include "kernels/stream.hpp"
+
+namespace {
+
+namespace k = sextant::kernels;
+using Exec = Kokkos::DefaultExecutionSpace;
+static_assert(k::runs_on_host<Exec>, "the yardsticks compare with host libraries (OpenMP, OpenBLAS)");
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void pause_between_sides() { std::this_thread::sleep_for(std::chrono::milliseconds(150)); }
+
+// Times `ours` and `theirs` alternately: `blocks` blocks of `per_block` runs each.
+struct Pair {
+  std::vector<double> ours, theirs;
+};
+Pair alternate(const std::function<void()>& ours, const std::function<void()>& theirs, int blocks, int per_block) {
+  Pair p;
+  ours();  // warm-up both
+  theirs();
+  for (int b = 0; b < blocks; ++b) {
+    pause_between_sides();
+    for (int r = 0; r < per_block; ++r) {
+      const double t0 = now();
+      ours();
+      p.ours.push_back(now() - t0);
+    }
+    pause_between_sides();
+    for (int r = 0; r < per_block; ++r) {
+      const double t0 = now();
+      theirs();
+      p.theirs.push_back(now() - t0);
+    }
+  }
+  return p;
+}
+
+struct Row {
+  std::string what, ours_label, theirs_label;
+  double ours = 0, theirs = 0;  // rates
+  const char* unit = "";
+  double goal = 0;
+};
+
+std::vector<Row> rows;
+
+void report(const Row& r) {
+  const double ratio = r.ours / r.theirs;
+  char ours[48], theirs[48];
+  std::snprintf(ours, sizeof ours, "%.1f %s", r.ours, r.unit);
+  std::snprintf(theirs, sizeof theirs, "%.1f %s", r.theirs, r.unit);
+  std::printf("%-36s %15s %-12s %15s %-22s %6.2f  >= %.2f  %s\n", r.what.c_str(), ours, r.ours_label.c_str(), theirs,
+              r.theirs_label.c_str(), ratio, r.goal, ratio >= r.goal ? "met" : "MISSED");
+  std::fflush(stdout);
+}
+
+// --- STREAM triad -----------------------------------------------------------------
+
+void openmp_triad(double* __restrict a, const double* __restrict b, const double* __restrict c, double q,
+                  std::int64_t n) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) a[i] = b[i] + q * c[i];
+}
+
+void triad(std::int64_t n, bool quick) {
+  Exec exec;
+  k::View1<double, Exec> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "a"), n);
+  k::View1<double, Exec> b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "b"), n);
+  k::View1<double, Exec> c(Kokkos::view_alloc(Kokkos::WithoutInitializing, "c"), n);
+  k::fill_uniform(exec, a, 1, 0.5, 1.5);
+  k::fill_uniform(exec, b, 2, 0.5, 1.5);
+  k::fill_uniform(exec, c, 3, 0.5, 1.5);
+  exec.fence();
+  const double q = 0.4;
+  auto p = alternate([&] { k::stream_triad(exec, a, b, c, q); exec.fence(); },
+                     [&] { openmp_triad(a.data(), b.data(), c.data(), q, n); }, quick ? 3 : 6, 5);
+  // Both sides computed the same values into the same array: check one element.
+  const double bytes = k::stream_bytes(k::StreamOp::triad, double(n), 8);
+  char what[96];
+  std::snprintf(what, sizeof what, "triad float64 (%.0f MiB, 3 arrays)", bytes / (1 << 20));
+  rows.push_back({what, "stream_triad", "OpenMP triad", bytes / median(p.ours) * 1e-9, bytes / median(p.theirs) * 1e-9,
+                  "GB/s", 0.95});
+  report(rows.back());
+}
+
+// --- GEMM -------------------------------------------------------------------------
+
+double best_dgemm = 0, best_sgemm = 0;
+
+template <class Scalar>
+void gemm(std::int64_t M, std::int64_t N, std::int64_t K, bool quick) {
+  Exec exec;
+  k::View2<Scalar, Exec> A("A", M, K), B("B", K, N), C("C", M, N), Cref("Cref", M, N);
+  k::fill_uniform(exec, A, 11, 0.1, 1.0);
+  k::fill_uniform(exec, B, 12, 0.1, 1.0);
+  exec.fence();
+  auto blas = [&] {
+    if constexpr (sizeof(Scalar) == 8)
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, A.data(), K, B.data(), N, 0.0, Cref.data(), N);
+    else
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, Cref.data(), N);
+  };
+  const double flops = k::gemm_flops(double(M), double(N), double(K));
+  const int per_block = std::max(3, int(std::min(5.0, 2e9 / flops)));
+  auto p = alternate([&] { k::gemm(exec, k::Trans::no, k::Trans::no, Scalar(1), A, B, Scalar(0), C); exec.fence(); },
+                     blas, quick ? 2 : 3, per_block);
+  double worst = 0;  // the two results agree to rounding (|a|, |b| <= 1: |c| <= K)
+  for (std::int64_t i = 0; i < M * N; ++i)
+    worst = std::max(worst, std::abs(double(C.data()[i]) - double(Cref.data()[i])) / double(K));
+  const double ours = flops / median(p.ours) * 1e-9, theirs = flops / median(p.theirs) * 1e-9;
+  (sizeof(Scalar) == 8 ? best_dgemm : best_sgemm) = std::max(sizeof(Scalar) == 8 ? best_dgemm : best_sgemm, theirs);
+  char what[96];
+  std::snprintf(what, sizeof what, "gemm %s %lldx%lldx%lld", sizeof(Scalar) == 8 ? "float64" : "float32",
+                (long long)M, (long long)N, (long long)K);
+  rows.push_back({what, "gemm", sizeof(Scalar) == 8 ? "OpenBLAS dgemm" : "OpenBLAS sgemm", ours, theirs, "GFLOP/s", 0.5});
+  report(rows.back());
+  if (worst > (sizeof(Scalar) == 8 ? 1e-12 : 1e-4))
+    std::fprintf(stderr, "yardsticks: gemm results differ from OpenBLAS by %g (relative to K)\n", worst);
+}
+
+// --- peak -------------------------------------------------------------------------
+
+template <class Scalar>
+double peak_rate(bool quick) {
+  Exec exec;
+  const std::int64_t items = 16384;
+  const int reps = 1000;
+  k::View1<Scalar, Exec> out("out", items);
+  std::vector<double> t;
+  k::peak_fma(exec, out, reps);
+  exec.fence();
+  for (int r = 0; r < (quick ? 5 : 11); ++r) {
+    const double t0 = now();
+    k::peak_fma(exec, out, reps);
+    exec.fence();
+    t.push_back(now() - t0);
+  }
+  return k::peak_flops<Exec, Scalar>(double(items), reps) / median(t) * 1e-9;
+}
+
+// A thread inherits its creator's CPU mask. With OMP_PROC_BIND set, libgomp pins the
+// initial thread to one CPU, and OpenBLAS's pthreads, created on first use, would all
+// inherit that one CPU (measured: 2 threads no faster than 1). Start OpenBLAS's pool
+// from a moment when the initial thread may use every CPU, then pin it back.
+void start_openblas_unpinned(int threads) {
+  cpu_set_t pinned, all;
+  const bool have_mask = sched_getaffinity(0, sizeof pinned, &pinned) == 0;
+  CPU_ZERO(&all);
+  for (int c = 0; c < get_nprocs_conf() && c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
+  if (have_mask) sched_setaffinity(0, sizeof all, &all);  // the kernel keeps it within our cpuset
+  openblas_set_num_threads(threads);
+  const int n = 512;  // large enough for OpenBLAS to use its threads
+  std::vector<double> a(n * n, 0.5), c(n * n);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, a.data(), n, 0.0, c.data(), n);
+  if (have_mask) sched_setaffinity(0, sizeof pinned, &pinned);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  bool quick = false;
+  long long stream_bytes = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--stream-bytes") && i + 1 < argc) stream_bytes = std::atoll(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: sextant_yardsticks [--quick] [--stream-bytes N] [Kokkos options]\n");
+      return 2;
+    }
+  }
+  const int threads = Exec().concurrency();
+  start_openblas_unpinned(threads);
+  omp_set_num_threads(threads);
+  const auto machine = sextant::read_machine_info();
+  const long long llc = machine.last_level_cache_bytes();
+  if (stream_bytes <= 0) stream_bytes = std::min(4 * llc, quick ? (512LL << 20) : (3LL << 30));
+
+  std::printf("# compute yardsticks: %d threads on both sides (Kokkos %s, OpenMP, OpenBLAS %s core), %s\n", threads,
+              Exec::name(), openblas_get_corename(), machine.cpu_model.c_str());
+  std::printf("# LLC reported %lld MiB; triad working set %lld MiB%s. Ratios are sextant / reference, of medians.\n",
+              llc >> 20, stream_bytes >> 20,
+              stream_bytes < 4 * llc ? " (below 4 x LLC: the VM's reported L3 is huge, capped)" : "");
+  std::printf("%-36s %15s %-12s %15s %-22s %6s  %s\n", "yardstick", "sextant", "(kernel)", "reference", "(implementation)",
+              "ratio", "goal");
+
+  triad(stream_bytes / 24, quick);
+
+  std::vector<std::array<std::int64_t, 3>> shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 1000, 1000},
+                                                     {2048, 3072, 768},  {2048, 768, 3072}};
+  if (quick) shapes = {{1024, 1024, 1024}, {1000, 1000, 1000}};
+  for (const auto& s : shapes) gemm<double>(s[0], s[1], s[2], quick);
+  for (const auto& s : shapes) gemm<float>(s[0], s[1], s[2], quick);
+
+  pause_between_sides();
+  rows.push_back({"peak_fma float64 vs best dgemm", "peak_fma", "OpenBLAS dgemm (best)", peak_rate<double>(quick),
+                  best_dgemm, "GFLOP/s", 1.0});
+  report(rows.back());
+  rows.push_back({"peak_fma float32 vs best sgemm", "peak_fma", "OpenBLAS sgemm (best)", peak_rate<float>(quick),
+                  best_sgemm, "GFLOP/s", 1.0});
+  report(rows.back());
+
+  int missed = 0;
+  for (const auto& r : rows) missed += r.ours / r.theirs < r.goal;
+  std::printf("# %zu yardsticks, %d goals missed\n", rows.size(), missed);
+  return 0;
+}
