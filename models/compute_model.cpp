@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/schema.hpp"
+#include "core/units.hpp"
 
 namespace sextant::model {
 namespace {
@@ -36,6 +37,25 @@ std::vector<KernelPoint> read_kernel_points(const h5::Group& compute) {
 }  // namespace
 
 std::string family_key(const std::string& family) { return "family:" + family; }
+
+// Every key=value of `part` appears in `whole` (a plan's shape may carry more keys).
+bool shape_contains(const std::string& whole, const std::string& part) {
+  auto items = split_list(whole);
+  for (const auto& kv : split_list(part))
+    if (std::find(items.begin(), items.end(), kv) == items.end()) return false;
+  return true;
+}
+
+std::string variant_key(const std::string& kernel, const std::string& shape) {
+  // Transposed operands change a GEMM's memory access, not its counts: a variant each.
+  std::string flags;
+  for (const char* key : {"ta=", "tb="}) {
+    auto at = shape.find(key);
+    if (at != std::string::npos && (at == 0 || shape[at - 1] == ','))
+      flags += (flags.empty() ? "" : ",") + shape.substr(at, shape.find(',', at) - at);
+  }
+  return flags.empty() ? kernel : kernel + "[" + flags + "]";
+}
 
 bool ComputeModel::has_compute(const std::string& path) {
   h5::File f(path, h5::File::Mode::read);
@@ -76,6 +96,8 @@ ComputeModel ComputeModel::fit_results(const std::string& results_path) {
   for (const auto& p : m.points)
     if (p.family != "peak" && m.ceilings.peak_flops.count(p.dtype)) {
       families[{p.kernel, p.dtype}].push_back({p.kernel, p.dtype, p.shape, p.flops, p.bytes, p.seconds});
+      std::string v = variant_key(p.kernel, p.shape);
+      if (v != p.kernel) families[{v, p.dtype}].push_back({v, p.dtype, p.shape, p.flops, p.bytes, p.seconds});
       families[{family_key(p.family), p.dtype}].push_back(
           {family_key(p.family), p.dtype, p.shape, p.flops, p.bytes, p.seconds});
     }
@@ -187,10 +209,26 @@ const OperatorModel* ComputeModel::find(const std::string& family, const std::st
   return nullptr;
 }
 
+std::string ComputeModel::o_bound(const KernelPoint& p) const {
+  OperatorModel unit;
+  unit.dtype = p.dtype;
+  return unit.bound(ceilings, p.flops, p.bytes);
+}
+
 ComputeModel::Estimate ComputeModel::predict(const std::string& op, const std::string& dtype, double flops,
-                                             double bytes, const std::string& family) const {
+                                             double bytes, const std::string& family, const std::string& shape) const {
   Estimate e;
-  const OperatorModel* o = find(op, dtype);
+  if (use_points && !shape.empty())
+    for (const auto& p : points)
+      if (p.kernel == op && p.dtype == dtype && shape_contains(shape, p.shape)) {
+        e.seconds = p.seconds;
+        e.model = "measured";
+        e.bound = o_bound(p);
+        e.calibrated = true;
+        return e;
+      }
+  const OperatorModel* o = shape.empty() ? nullptr : find(variant_key(op, shape), dtype);
+  if (!o) o = find(op, dtype);
   if (!o && !family.empty()) o = find(family_key(family), dtype);
   if (o) {
     e.model = o->family;

@@ -17,6 +17,9 @@ struct KernelPoint {
 };
 
 std::string family_key(const std::string& family);
+// "gemm[ta=0,tb=1]" for a shape with transposition flags, else the kernel name.
+std::string variant_key(const std::string& kernel, const std::string& shape);
+bool shape_contains(const std::string& whole, const std::string& part);
 
 struct ComputeModel {
   Ceilings ceilings;
@@ -35,15 +38,22 @@ struct ComputeModel {
   // Operator models are keyed by kernel name ("layernorm_backward"), and by
   // family_key(family) for a whole registry family ("family:normalization").
   const OperatorModel* find(const std::string& op, const std::string& dtype) const;
+  // Where a measurement of exactly this kernel, dtype and shape is in the file, predict()
+  // returns it ("measured"); false: always the operator models.
+  bool use_points = true;
   struct Estimate {
     double seconds = 0;
     std::string bound;        // "compute" or "memory"
-    std::string model;        // the operator model used; empty: roofline bound only
+    std::string model;        // the operator model used, "measured", or empty: roofline bound only
     bool calibrated = false;  // false: no operator model for op or family, roofline bound
   };
-  // The kernel's own model, else its family's, else the roofline bound.
+  // A measurement at exactly this shape (use_points), else the model of the kernel's
+  // variant at this shape, else the kernel's, else its family's, else the roofline bound.
   Estimate predict(const std::string& op, const std::string& dtype, double flops, double bytes,
-                   const std::string& family = "") const;
+                   const std::string& family = "", const std::string& shape = "") const;
+
+ private:
+  std::string o_bound(const KernelPoint& p) const;
 };
 
 }  // namespace sextant::model

@@ -16,7 +16,7 @@ class Coster {
     double t = 0;
     for (const auto& op : phase.compute) {
       const std::string& kernel = op.kernel.empty() ? op.family : op.kernel;
-      auto e = compute_.predict(kernel, dtype_, op.flops, op.bytes, op.family);
+      auto e = compute_.predict(kernel, dtype_, op.flops, op.bytes, op.family, op.shape);
       if (!e.calibrated) note("no operator model for '" + kernel + "' " + dtype_ + ": roofline bound used");
       t += e.seconds;
     }

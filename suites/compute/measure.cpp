@@ -86,8 +86,17 @@ std::vector<k::Shape> shapes_of_cases(const k::KernelInfo& kernel,
   return out;
 }
 
+// Reads and writes every element: evicts whatever the timed kernel left in cache.
+void flush_caches(const Kokkos::View<double*>& buffer) {
+  Kokkos::parallel_for(
+      "sextant::compute::flush_caches", Kokkos::RangePolicy<>(0, buffer.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t i) { buffer(i) = buffer(i) * 0.5 + 1.0; });
+  Kokkos::fence();
+}
+
 std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
   check_names(o);
+  Kokkos::View<double*> flush("sextant::compute::flush", o.flush_bytes > 0 ? o.flush_bytes / 8 : 0);
   const stats::StopRule rule = o.stop ? *o.stop : (o.quick ? MeasureOptions::quick_rule() : MeasureOptions::standard_rule());
   const k::ShapeSet set = o.quick ? k::ShapeSet::quick : (o.full_shapes ? k::ShapeSet::full : k::ShapeSet::quick);
   std::vector<KernelMeasurement> out;
@@ -122,6 +131,7 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
         for (int w = 0; w < o.warmup; ++w) instance->run();
         const double start = now_seconds();
         for (;;) {
+          if (flush.extent(0) > 0) flush_caches(flush);
           const double t0 = now_seconds();
           instance->run();  // fences before returning
           m.seconds.push_back(now_seconds() - t0);

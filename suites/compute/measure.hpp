@@ -36,6 +36,10 @@ struct MeasureOptions {
   std::vector<std::pair<std::string, std::string>> cases;
   bool validate = true;               // one validated run per case before timing
   int warmup = 1;                     // untimed runs per case
+  // Bytes streamed through (untimed) before every timed run, so that a kernel finds its
+  // operands outside the core's private caches, as operators of a training step do
+  // (each op's inputs were evicted by the ops between); 0 = hot caches.
+  long long flush_bytes = 0;
   std::optional<stats::StopRule> stop;  // per case; default: quick or standard rule below
   std::size_t min_runs = 3;             // timed runs per case, whatever the rule's budget says
   std::uint64_t seed = 20240611;

@@ -72,8 +72,8 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     std::printf("# training proxy: predicted (from %s) vs measured, %d ranks, %d threads per rank%s\n",
                 o.model_path.c_str(), rt.size(), rt.threads_per_rank(),
                 rt.oversubscribed() ? " (OVERSUBSCRIBED: timings not meaningful)" : "");
-    std::printf("%-22s %12s %23s %13s %9s %16s\n", "configuration", "measured(ms)", "ci95(ms)", "predicted(ms)",
-                "error", "loss first->last");
+    std::printf("%-22s %12s %23s %13s %9s %14s %9s %16s\n", "configuration", "measured(ms)", "ci95(ms)",
+                "predicted(ms)", "error", "op-models(ms)", "error", "loss first->last");
     std::fflush(stdout);
   }
   std::vector<SweepRow> rows;
@@ -85,9 +85,14 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     SweepRow row{entry.name};
     model::StepPrediction predicted;
     if (rt.is_root()) {
-      predicted = model::predict_step(model::plan_step(entry.config), *comm, *compute,
-                                      model::LevelMap{o.level, o.level, o.level});
+      auto plan = model::plan_step(entry.config);
+      model::LevelMap levels{o.level, o.level, o.level};
+      predicted = model::predict_step(plan, *comm, *compute, levels);
       row.predicted = predicted.total;
+      // The same from the operator models alone, never from the measured shapes.
+      model::ComputeModel models_only = *compute;
+      models_only.use_points = false;
+      row.predicted_models_only = model::predict_step(plan, *comm, models_only, levels).total;
     }
     TrainResult r = run_training(entry.config, run, MPI_COMM_WORLD);
     if (!rt.is_root()) continue;
@@ -96,12 +101,14 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     row.ci_lo = s.ci_lo;
     row.ci_hi = s.ci_hi;
     row.error = (row.predicted - row.measured) / row.measured;
+    row.error_models_only = (row.predicted_models_only - row.measured) / row.measured;
     row.loss_first = r.loss.front();
     row.loss_last = r.loss.back();
     char ci[64];
     std::snprintf(ci, sizeof ci, "[%.3f, %.3f]", s.ci_lo * 1e3, s.ci_hi * 1e3);
-    std::printf("%-22s %12.3f %23s %13.3f %8.1f%% %7.3f -> %6.3f\n", entry.name.c_str(), row.measured * 1e3, ci,
-                row.predicted * 1e3, 100 * row.error, row.loss_first, row.loss_last);
+    std::printf("%-22s %12.3f %23s %13.3f %8.1f%% %14.3f %8.1f%% %7.3f -> %6.3f\n", entry.name.c_str(),
+                row.measured * 1e3, ci, row.predicted * 1e3, 100 * row.error, row.predicted_models_only * 1e3,
+                100 * row.error_models_only, row.loss_first, row.loss_last);
     std::fflush(stdout);
     if (results) {
       h5::Group g = results->group("train/" + entry.name);
@@ -124,6 +131,8 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       g.set_attr("measured_ci_hi", row.ci_hi);
       g.set_attr("predicted", row.predicted);
       g.set_attr("error", row.error);
+      g.set_attr("predicted_models_only", row.predicted_models_only);
+      g.set_attr("error_models_only", row.error_models_only);
       g.write("step_time", r.step_time);
       g.write("loss", r.loss);
       std::vector<std::string> names;
@@ -149,6 +158,9 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     rows.push_back(row);
   }
   if (rt.is_root()) {
+    auto models_only = rows;
+    for (auto& r : models_only) r.error = r.error_models_only;
+    std::printf("operator models only: %s\n", summary_line(models_only).c_str());
     std::printf("%s\n", summary_line(rows).c_str());
     std::fflush(stdout);
   }

@@ -35,6 +35,8 @@ struct SweepRow {
   double measured = 0, ci_lo = 0, ci_hi = 0;  // median step time and its 95% CI
   double predicted = 0;
   double error = 0;                           // (predicted - measured) / measured
+  // The prediction without the measurements at the plan's exact shapes: operator models only.
+  double predicted_models_only = 0, error_models_only = 0;
   double loss_first = 0, loss_last = 0;
 };
 

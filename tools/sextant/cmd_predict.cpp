@@ -116,7 +116,7 @@ void predict_operator(const std::string& path, const std::string& op, const std:
   }
   double flops = k->flops(shape, *dtype), bytes = k->bytes(shape, *dtype);
   std::string dt(kernels::to_string(*dtype));
-  auto e = compute->predict(op, dt, flops, bytes, k->family);
+  auto e = compute->predict(op, dt, flops, bytes, k->family, shape.str());
   std::printf("%s %s (%s): %s  (%s-bound, %.3g GFLOP, %s moved)\n", op.c_str(), shape.str().c_str(), dt.c_str(),
               format_seconds(e.seconds).c_str(), e.bound.c_str(), flops / 1e9, format_bytes(bytes).c_str());
   if (e.calibrated) {

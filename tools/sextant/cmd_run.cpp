@@ -137,6 +137,11 @@ long long run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts
     compute_opts.kernels.kernels.assign(kernels.begin(), kernels.end());
   }
   compute_opts.kernels.dtypes = {"float32"};
+  // The operators of a step find their operands evicted by the ops in between.
+  compute_opts.kernels.flush_bytes = 4 * std::max<long long>(rt.machine().last_level_cache_bytes() > (64LL << 20)
+                                                                 ? 8LL << 20
+                                                                 : rt.machine().last_level_cache_bytes(),
+                                                             1LL << 20);
   compute_opts.sweep.dtype = "float32";
   long long wrong = comm::run_comm_suite(rt, comm_opts, results.get());
   wrong += compute::run_compute_suite(rt, compute_opts, results.get());
