@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# jobscripts/full-suite.sbatch under a real Slurm, 1 node x 2 ranks, comm --quick:
+# jobscripts/full-suite.sbatch under a real Slurm, 1 node x 2 ranks, every suite --quick:
 # the job completes, results and model land in results/<cluster>/<jobid>/, and the
 # results file records the Slurm job id and layout in /meta/environment.
 # Usage: job_full_suite.sh POINTER SEXTANT PYTHON
@@ -7,6 +7,8 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/slurm_lib.sh" "$1" "$2"
 python=$3 here=$(dirname "$0")
 
+# The train suite's sweep cut to one configuration: the train-sweep test runs more.
+export SEXTANT_TRAIN_ARGS="--configs dp2.small"
 submit_wait 0 "$jobscripts/submit" --site-env "$site_env" --parsable --wait --output="$work/job-%j.out" \
   --ntasks-per-node=2 "$jobscripts/full-suite.sbatch" --quick --collectives allreduce,pingpong
 [ "$(job_state "$job")" = "COMPLETED 0:0" ] || fail "job $job: $(job_state "$job"), expected COMPLETED 0:0"

@@ -22,7 +22,7 @@ SITE
 # timeout), sets $job (id), $log (the job's output) and $results (its results dir).
 submit_wait() {
   local want=$1; shift
-  expect_rc "$want" timeout 150 "$@"
+  expect_rc "$want" timeout 280 "$@"
   job=$(tail -n 1 <<<"$out" | cut -d';' -f1)
   [[ $job =~ ^[0-9]+$ ]] || fail "no job id from sbatch: $out $err"
   log=$work/job-$job.out
