@@ -6,7 +6,8 @@
 #   cluster.sh up --hosts N --delay-us D --rate RATE [options]   bring a cluster up
 #   cluster.sh mpiexec [--timeout S] [--] [mpiexec args]          run MPI across its hosts
 #   cluster.sh exec HOST COMMAND...                               run a command on one host
-#   cluster.sh hosts | info                                       host list / description
+#   cluster.sh hosts | info | stats                               host list / description /
+#                                                                 delay-line statistics
 #   cluster.sh down                                               tear it down
 #
 # Every subcommand takes --state DIR (or $SEXTANT_NETNS_STATE): the directory that
@@ -31,9 +32,18 @@ up options:
   --hosts N         hosts (namespaces); 2: one veth pair, N>2: a bridge in a switch namespace
   --delay-us D      one-way delay added at each host's egress (0: no delay line)
   --rate RATE       tc rate at each host's egress, e.g. 1gbit, 100mbit (none: unshaped)
-  --burst B         tbf burst (64kb)        --latency L  tbf queue latency (20ms)
+  --burst B         tbf burst (auto: 150 us at the rate, at least 2 frames)
+  --latency L       tbf queue latency (20ms)
+  --where W         where the delay line holds packets: ingress (default; at the
+                    receiving host, after its veth) or egress (at the sender, before
+                    its qdisc: the sender's TCP then counts held packets as queued
+                    in the host, which adds ~11 us one-way at every D >= 20 us)
   --spin-us S       delay line busy-waits the last S us before a release (0)
   --no-gro          leave GRO off
+  --pin, --no-pin   host i's delay line and MPI processes on CPU i mod ncpu (or not)
+  --cc ALGO         TCP congestion control on the cluster's route (cubic, bbr, reno)
+  --sysctl K=V      a sysctl in every host namespace (repeatable), e.g. net.ipv4.tcp_autocorking=0
+  --replace         take down a cluster left in the state directory first
   --delayline PATH  delay-line binary ($SEXTANT_DELAYLINE)
   --preload PATH    ucx_nodisconnect.so for mpiexec ($SEXTANT_NODISCONNECT)
 EOF
@@ -50,7 +60,8 @@ need_tools() {
 # --- state ---------------------------------------------------------------------------
 # $state/hosts:      "NAME NAMESPACE ADDRESS" per host, in order
 # $state/namespaces: every namespace created, in creation order (switch included)
-# $state/pids:       delay-line PIDs
+# $state/pids:       "PID PROGRAM" per delay line
+# $state/cpus:       "NAME CPU" per host (--pin)
 # $state/config:     shell assignments (hosts, delay_us, rate, preload, ...)
 state=${SEXTANT_NETNS_STATE:-}
 
@@ -68,8 +79,8 @@ need_state() {
   source "$state/config"
 }
 
-# Is PID still the process we started (not a reused PID)?
-is_ours() { [ -r "/proc/$1/comm" ] && [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; }
+# Is PID still the program we started (not a reused PID)?
+is_ours() { [ "$(readlink -f "/proc/$1/exe" 2>/dev/null)" = "$2" ]; }
 
 # Stop processes by PID: TERM, wait up to $2 seconds, then KILL.
 stop_pids() {
@@ -93,13 +104,13 @@ strays() {
   while read -r ns; do
     ip netns pids "$ns" 2>/dev/null || true
   done <"$state/namespaces" | while read -r p; do
-    grep -qx "$p" "$state/pids" 2>/dev/null || echo "$p"
+    awk -v p="$p" '$1 == p { found = 1 } END { exit !found }' "$state/pids" 2>/dev/null || echo "$p"
   done | sort -u | paste -sd' ' -
 }
 
 # --- up --------------------------------------------------------------------------------
 cmd_up() {
-  local hosts="" delay_us="" rate="" burst=64kb latency=20ms spin_us=0 gro=on
+  local hosts="" delay_us="" rate="" burst=auto latency=20ms spin_us=0 gro=on pin=0 cc="" replace=0 sysctls=() where=ingress
   local delayline=${SEXTANT_DELAYLINE:-} preload=${SEXTANT_NODISCONNECT:-}
   while [ $# -gt 0 ]; do
     case $1 in
@@ -110,6 +121,12 @@ cmd_up() {
       --latency) latency=$2; shift 2 ;;
       --spin-us) spin_us=$2; shift 2 ;;
       --no-gro) gro=off; shift ;;
+      --pin) pin=1; shift ;;
+      --no-pin) pin=0; shift ;;
+      --replace) replace=1; shift ;;
+      --cc) cc=$2; shift 2 ;;
+      --where) where=$2; shift 2 ;;
+      --sysctl) sysctls+=("$2"); shift 2 ;;
       --delayline) delayline=$2; shift 2 ;;
       --preload) preload=$2; shift 2 ;;
       *) die "up: unknown option '$1' (cluster.sh --help)" ;;
@@ -118,8 +135,22 @@ cmd_up() {
   [[ $hosts =~ ^[0-9]+$ ]] && [ "$hosts" -ge 2 ] && [ "$hosts" -le 200 ] || die "up: --hosts N (2..200) is required"
   [[ $delay_us =~ ^[0-9]+([.][0-9]+)?$ ]] || die "up: --delay-us D (microseconds, 0 for none) is required"
   [ -n "$rate" ] || die "up: --rate RATE (e.g. 1gbit, or none) is required"
+  [[ $where == ingress || $where == egress ]] || die "up: --where ingress|egress"
   need_root
-  need_tools ip tc iptables ethtool awk setsid chrt timeout
+  need_tools ip tc iptables ethtool awk setsid chrt timeout taskset unshare
+  if [ "$rate" != none ] && [ "$burst" = auto ]; then
+    # The bucket must cover a late qdisc timer (up to ~150 us here) and two frames;
+    # larger, it lets a message's first burst bytes out at veth speed, which shows up
+    # as a negative intercept of the large-message line (64 KiB at 100 Mbit/s is 5 ms).
+    burst=$(awk -v r="$rate" 'BEGIN {
+      if (!match(tolower(r), /^[0-9.]+/)) exit 1
+      v = substr(r, 1, RLENGTH); u = tolower(substr(r, RLENGTH + 1))
+      m["bit"] = 1; m["kbit"] = 1e3; m["mbit"] = 1e6; m["gbit"] = 1e9; m["tbit"] = 1e12
+      m["bps"] = 8; m["kbps"] = 8e3; m["mbps"] = 8e6; m["gbps"] = 8e9; m["tbps"] = 8e12
+      if (!(u in m)) exit 1
+      b = v * m[u] / 8 * 150e-6; if (b < 3028) b = 3028
+      printf "%d", b }') || die "up: cannot read rate '$rate' (use e.g. 100mbit, 1gbit)"
+  fi
   local use_delay=1
   [ "$delay_us" = 0 ] && use_delay=0
   if [ $use_delay = 1 ]; then
@@ -132,9 +163,14 @@ cmd_up() {
     echo "export SEXTANT_NETNS_STATE=$state"
   fi
   mkdir -p "$state"
+  if [ -s "$state/namespaces" ] && [ $replace = 1 ]; then
+    log "up: $state holds a cluster from an earlier run: taking it down first"
+    cmd_down
+  fi
   [ -s "$state/namespaces" ] && die "$state already holds a cluster ($(paste -sd' ' "$state/namespaces")); run 'cluster.sh down' first"
   state=$(cd "$state" && pwd)
   : >"$state/namespaces"; : >"$state/pids"; : >"$state/hosts"
+  rm -f "$state"/cpus "$state"/delayline-h*.log "$state"/delayline-h*.ready
 
   # A prefix unique to this invocation; a name left by an aborted run is never reused.
   local prefix="sxv$$" n=0
@@ -157,8 +193,17 @@ cmd_up() {
     ns="${prefix}-h$i"
     ip -n "$ns" link set lo up
     ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 || true
+    [ ${#sysctls[@]} -eq 0 ] || ip netns exec "$ns" sysctl -qw "${sysctls[@]}"
     echo "h$i $ns $SUBNET.$((i + 1))" >>"$state/hosts"
   done
+  # --pin: host i gets CPU i mod (CPUs we may use), for its delay line and (through
+  # launcher.sh) its MPI processes, so that the delay line and the rank of a host
+  # share a CPU and the wake-up path is the same in every run.
+  local cpu_list=()
+  if [ $pin = 1 ]; then
+    read -ra cpu_list <<<"$(taskset -pc $$ | sed 's/.*: //' | awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-"); if (n == 2) for (c = r[1]; c <= r[2]; c++) printf "%d ", c; else printf "%d ", r[1] } }')"
+    for ((i = 0; i < hosts; i++)); do echo "h$i ${cpu_list[$((i % ${#cpu_list[@]}))]}" >>"$state/cpus"; done
+  fi
 
   if [ "$hosts" = 2 ]; then
     ip -n "${prefix}-h0" link add "$IFACE" type veth peer name "$IFACE" netns "${prefix}-h1"
@@ -187,6 +232,11 @@ cmd_up() {
     ns="${prefix}-h$i"
     ip -n "$ns" addr add "$SUBNET.$((i + 1))/24" dev "$IFACE"
     ip -n "$ns" link set "$IFACE" up
+    # --cc: TCP congestion control on the cluster's route (a namespace may not change
+    # its default away from the host's, but a route metric may name any available one).
+    if [ -n "$cc" ]; then
+      ip -n "$ns" route replace "$SUBNET.0/24" dev "$IFACE" proto kernel scope link src "$SUBNET.$((i + 1))" congctl "$cc"
+    fi
     if ! ip netns exec "$ns" ethtool -K "$IFACE" gro "$gro" >/dev/null 2>&1; then
       log "warning: cannot set GRO $gro on $IFACE in $ns"
     fi
@@ -201,10 +251,12 @@ cmd_up() {
       # setsid: outlives this script and the CTest step that ran it; stdout/stderr
       # to a log so nothing holds the caller's pipes. ip netns exec and chrt exec, so
       # $! is the delay line itself.
-      setsid ip netns exec "$ns" chrt -f 50 "$delayline" -q $QUEUE -d "$delay_us" -s "$spin_us" -r "$ready" \
+      local pin_cmd=()
+      [ $pin = 1 ] && pin_cmd=(taskset -c "${cpu_list[$((i % ${#cpu_list[@]}))]}")
+      setsid ip netns exec "$ns" "${pin_cmd[@]}" chrt -f 50 "$delayline" -q $QUEUE -d "$delay_us" -s "$spin_us" -r "$ready" \
         </dev/null >"$state/delayline-h$i.log" 2>&1 &
       local pid=$!
-      echo "$pid" >>"$state/pids"
+      echo "$pid $(readlink -f "$delayline")" >>"$state/pids"
       local t
       for ((t = 0; t < 100; t++)); do
         [ -s "$ready" ] && break
@@ -212,12 +264,26 @@ cmd_up() {
         sleep 0.05
       done
       [ -s "$ready" ] || die "delay line on h$i did not start: $(cat "$state/delayline-h$i.log")"
-      if ! ip netns exec "$ns" iptables -t mangle -A POSTROUTING -o "$IFACE" -j NFQUEUE --queue-num $QUEUE 2>"$state/ipt.err"; then
+      local rule=(POSTROUTING -o "$IFACE")
+      [ "$where" = ingress ] && rule=(PREROUTING -i "$IFACE")
+      if ! ip netns exec "$ns" iptables -t mangle -A "${rule[@]}" -j NFQUEUE --queue-num $QUEUE 2>"$state/ipt.err"; then
         skip "iptables NFQUEUE does not work here: $(cat "$state/ipt.err")"
       fi
     fi
   done
   rm -f "$state"/*.err
+
+  # Wait for operstate UP (the kernel's link watch sets it up to a second after the
+  # link comes up): before that the interface is not IFF_RUNNING, and UCX leaves it
+  # out ("network device 'sxnet0' is not available") and MPI_Init fails.
+  local t
+  for ((i = 0; i < hosts; i++)); do
+    for ((t = 0; t < 100; t++)); do
+      ip -n "${prefix}-h$i" -o link show "$IFACE" | grep -q 'state UP' && break
+      sleep 0.05
+    done
+    ip -n "${prefix}-h$i" -o link show "$IFACE" | grep -q 'state UP' || die "$IFACE on h$i is not up after 5 s"
+  done
 
   cat >"$state/config" <<EOF
 hosts=$hosts
@@ -227,6 +293,9 @@ burst=$burst
 latency=$latency
 spin_us=$spin_us
 gro=$gro
+pin=$pin
+cc=$cc
+sysctls="${sysctls[*]}"
 iface=$IFACE
 prefix=$prefix
 switch=$sw
@@ -250,7 +319,8 @@ cmd_down() {
   # The delay lines first (they accept what they hold and log their statistics),
   # then anything else still running in our namespaces, then the namespaces.
   if [ -s "$state/pids" ]; then
-    for p in $(cat "$state/pids"); do is_ours "$p" delayline && pids="$pids $p"; done
+    local exe
+    while read -r p exe; do is_ours "$p" "$exe" && pids="$pids $p"; done <"$state/pids"
     stop_pids "$pids" 3
   fi
   stop_pids "$(strays)" 3
@@ -261,7 +331,7 @@ cmd_down() {
   fi
   local i
   for i in "$state"/delayline-h*.log; do
-    [ -s "$i" ] && log "$(basename "$i" .log): $(grep -h 'late by' "$i" || tail -1 "$i")"
+    [ -s "$i" ] && log "$(basename "$i" .log): $(grep -h 'in total: released' "$i" || tail -1 "$i")"
   done
   rm -f "$state/namespaces" "$state/pids" "$state/hosts" "$state/config" "$state"/*.ready
   log "down: removed ${pids:+delay lines$pids and }namespaces of $state"
@@ -271,9 +341,26 @@ cmd_down() {
 cmd_exec() {
   need_state
   [ $# -ge 2 ] || die "exec: usage: cluster.sh exec HOST COMMAND..."
-  local ns
-  ns=$(ns_of "$1"); shift
-  exec ip netns exec "$ns" "$@"
+  local host=$1 ns cpus pin_cmd=()
+  ns=$(ns_of "$host"); shift
+  # As launcher.sh does for MPI: the host's own name (UTS namespace) and CPU (--pin).
+  cpus=$(awk -v h="$host" '$1 == h { print $2 }' "$state/cpus" 2>/dev/null || true)
+  [ -n "$cpus" ] && pin_cmd=(taskset -c "$cpus")
+  exec ip netns exec "$ns" unshare --uts "${pin_cmd[@]}" sh -c 'hostname "$0" && exec "$@"' "$host" "$@"
+}
+
+# The delay lines' statistics (packets, lateness) since the last `stats`.
+cmd_stats() {
+  need_state
+  local p exe i=0
+  while read -r p exe; do
+    is_ours "$p" "$exe" && kill -USR1 "$p"
+  done <"$state/pids"
+  sleep 0.2
+  for ((i = 0; i < hosts; i++)); do
+    [ -s "$state/delayline-h$i.log" ] || continue
+    grep 'since last report' "$state/delayline-h$i.log" | tail -2 | sed "s/^delayline: since last report/h$i delay line/"
+  done
 }
 
 cmd_info() {
@@ -317,12 +404,17 @@ cmd_mpiexec() {
   local pre=()
   [ -n "$preload" ] && pre=(-genv LD_PRELOAD "$preload")
   [ -n "$preload" ] && [ ! -r "$preload" ] && die "preload library '$preload' is missing"
-  local ns0 rc=0
+  local ns0 rc=0 cpus pin_cmd=()
   ns0=$(ns_of h0)
-  # UCX_TLS=tcp,self is required: otherwise UCX sees one host name and silently
-  # uses shared memory between the namespaces (0 bytes on the veths).
-  timeout -k 10 "$limit" ip netns exec "$ns0" env SEXTANT_NETNS_STATE="$state" \
-    UCX_TLS=tcp,self UCX_NET_DEVICES="$IFACE" \
+  # Hydra starts h0's proxy itself (h0 is its own host name), not through the
+  # launcher: mpiexec carries h0's CPU (--pin) for it.
+  cpus=$(awk '$1 == "h0" { print $2 }' "$state/cpus" 2>/dev/null || true)
+  [ -n "$cpus" ] && pin_cmd=(taskset -c "$cpus")
+  # UCX_TLS=tcp,self is required: otherwise UCX sees one machine and silently uses
+  # shared memory between the namespaces (0 bytes on the veths).
+  timeout -k 10 "$limit" ip netns exec "$ns0" unshare --uts "${pin_cmd[@]}" \
+    sh -c 'hostname h0 && exec "$@"' sh \
+    env SEXTANT_NETNS_STATE="$state" UCX_TLS=tcp,self UCX_NET_DEVICES="$IFACE" \
     mpiexec.mpich -launcher ssh -launcher-exec "$here/launcher.sh" -iface "$IFACE" \
     "${defaults[@]}" "${pre[@]}" "$@" || rc=$?
   if [ $rc = 124 ] || [ $rc = 137 ]; then
@@ -345,6 +437,7 @@ case $sub in
   mpiexec) cmd_mpiexec "$@" ;;
   hosts) need_state; host_list ;;
   info) cmd_info ;;
+  stats) cmd_stats ;;
   -h | --help | help) usage ;;
   *) usage >&2; exit 2 ;;
 esac

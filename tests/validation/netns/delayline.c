@@ -13,10 +13,14 @@
  *   delayline -q QUEUE -d DELAY_US [-s SPIN_US] [-r READY_FILE]
  *
  * -s: busy-wait the last SPIN_US before a release instead of sleeping (default 0;
- *     spinning at real-time priority takes a CPU away from the ranks).
+ *     spinning at real-time priority takes a CPU away from the ranks). Timed
+ *     wake-ups are requested earlier by how late they have been coming (learnt as
+ *     the line runs), so the spin only has to cover their jitter. No spinning while
+ *     more than SPIN_MAX_HELD packets are held (bulk traffic).
  * -r: file written (with our PID) once the queue is bound, so a caller can wait for
  *     it before steering packets into the queue.
  * SIGTERM/SIGINT: accept what is still held, print statistics to stderr, exit 0.
+ * SIGUSR1: print the statistics since the last SIGUSR1 to stderr and start anew.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h> /* ntohl */
@@ -39,6 +43,7 @@
 
 #define RING_SIZE (1u << 17) /* > kernel queue length, so the ring never overflows */
 #define KERNEL_QUEUE_LEN 65536u
+#define SPIN_MAX_HELD 2u /* spin (-s) only while at most this many packets are held */
 
 struct held {
   uint32_t id;
@@ -48,14 +53,18 @@ struct held {
 static struct held ring[RING_SIZE];
 static uint32_t head, tail; /* held packets: ring[head .. tail) modulo RING_SIZE */
 static int64_t delay_ns;
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, report;
 
-/* Statistics of how late packets left, relative to arrival + D. */
-static uint64_t released, batches, recv_errors;
-static int64_t late_sum_ns, late_max_ns;
+/* Statistics of how late packets left, relative to arrival + D: since the start and
+ * since the last SIGUSR1 report. */
 static const int64_t late_edges_us[] = {5, 10, 20, 50, 100, 200, 500};
 #define LATE_BINS (sizeof late_edges_us / sizeof late_edges_us[0] + 1)
-static uint64_t late_hist[LATE_BINS];
+struct stats {
+  uint64_t released, batches, recv_errors;
+  int64_t late_sum_ns, late_max_ns;
+  uint64_t late_hist[LATE_BINS];
+};
+static struct stats total, interval;
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -64,8 +73,38 @@ static int64_t now_ns(void) {
 }
 
 static void on_signal(int sig) {
-  (void)sig;
-  stop = 1;
+  if (sig == SIGUSR1)
+    report = 1;
+  else
+    stop = 1;
+}
+
+static void print_stats(const char *what, const struct stats *st) {
+  double mean_late = st->released ? (double)st->late_sum_ns / (double)st->released / 1000.0 : 0.0;
+  fprintf(stderr,
+          "delayline: %s: released %" PRIu64 " packets in %" PRIu64 " batches, late by mean %.1f us, max %.1f us, "
+          "lost notifications %" PRIu64 "\n",
+          what, st->released, st->batches, mean_late, (double)st->late_max_ns / 1000.0, st->recv_errors);
+  fprintf(stderr, "delayline: %s: lateness histogram (us):", what);
+  for (size_t b = 0; b < LATE_BINS; b++) {
+    if (b < LATE_BINS - 1)
+      fprintf(stderr, " <%" PRId64 ":%" PRIu64, late_edges_us[b], st->late_hist[b]);
+    else
+      fprintf(stderr, " >=%" PRId64 ":%" PRIu64, late_edges_us[b - 1], st->late_hist[b]);
+  }
+  fprintf(stderr, "\n");
+}
+
+static void count_late(int64_t late) {
+  size_t b = 0;
+  while (b < LATE_BINS - 1 && late >= late_edges_us[b] * 1000) b++;
+  struct stats *all[] = {&total, &interval};
+  for (int i = 0; i < 2; i++) {
+    all[i]->late_sum_ns += late;
+    if (late > all[i]->late_max_ns) all[i]->late_max_ns = late;
+    all[i]->late_hist[b]++;
+    all[i]->released++;
+  }
 }
 
 static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_data *nfa, void *data) {
@@ -86,19 +125,14 @@ static void release_due(struct nfq_q_handle *qh, int64_t now, int all) {
   uint32_t n = head;
   while (n != tail && (all || ring[n % RING_SIZE].due_ns <= now)) {
     int64_t late = now - ring[n % RING_SIZE].due_ns;
-    if (late < 0) late = 0;
-    late_sum_ns += late;
-    if (late > late_max_ns) late_max_ns = late;
-    size_t b = 0;
-    while (b < LATE_BINS - 1 && late >= late_edges_us[b] * 1000) b++;
-    late_hist[b]++;
+    count_late(late < 0 ? 0 : late);
     n++;
   }
   if (n == head) return;
   if (nfq_set_verdict_batch(qh, ring[(n - 1) % RING_SIZE].id, NF_ACCEPT) < 0)
     fprintf(stderr, "delayline: batch verdict failed: %s\n", strerror(errno));
-  released += n - head;
-  batches++;
+  total.batches++;
+  interval.batches++;
   head = n;
 }
 
@@ -115,7 +149,8 @@ static void drain(struct nfq_handle *h, int fd) {
     /* ENOBUFS: the socket overflowed and notifications were lost. The packets are
      * still queued in the kernel; the next batch verdict accepts them too. */
     if (r < 0 && errno == ENOBUFS) {
-      recv_errors++;
+      total.recv_errors++;
+      interval.recv_errors++;
       continue;
     }
     return; /* EAGAIN, or an error poll will report again */
@@ -179,14 +214,17 @@ int main(int argc, char **argv) {
   sigemptyset(&block);
   sigaddset(&block, SIGTERM);
   sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGUSR1);
   sigprocmask(SIG_BLOCK, &block, &during_wait); /* signals arrive only inside ppoll */
   sigdelset(&during_wait, SIGTERM);
   sigdelset(&during_wait, SIGINT);
+  sigdelset(&during_wait, SIGUSR1);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);
 
   if (ready_file) {
     FILE *f = fopen(ready_file, "w");
@@ -198,19 +236,40 @@ int main(int argc, char **argv) {
   fprintf(stderr, "delayline: queue %ld, delay %.1f us, spin %.1f us, pid %d\n", queue, delay_us, spin_us,
           (int)getpid());
 
+  /* Timer wake-ups come late by a roughly constant amount (~27 us on a VM): learn it
+   * (a running mean of how late the timed wake-ups were) and ask to be woken that
+   * much earlier, so that only the remaining jitter has to be spun away. */
+  int64_t wake_lead_ns = 0;
   struct pollfd pfd = {.fd = fd, .events = POLLIN};
   while (!stop) {
     int64_t now = now_ns();
     release_due(qh, now, 0);
     struct timespec ts, *timeout = NULL; /* nothing held: sleep until a packet comes */
+    int64_t target = 0;
     if (head != tail) {
-      int64_t wait = ring[head % RING_SIZE].due_ns - now - spin_ns;
+      /* Spin only for a sparse queue (latency-bound traffic, where a few us matter);
+       * under bulk load the line would otherwise spin all the time on a CPU that the
+       * receiving rank needs, and a few us of jitter do not change a bandwidth. */
+      int64_t spin = tail - head <= SPIN_MAX_HELD ? spin_ns : 0;
+      int64_t wait = ring[head % RING_SIZE].due_ns - now - spin - wake_lead_ns;
       if (wait < 0) wait = 0; /* spinning: poll without sleeping */
+      if (wait > 0) target = now + wait;
       ts.tv_sec = wait / 1000000000;
       ts.tv_nsec = wait % 1000000000;
       timeout = &ts;
     }
     int r = ppoll(&pfd, 1, timeout, &during_wait);
+    if (r == 0 && target) {
+      int64_t late = now_ns() - target;
+      if (late > 500000) late = 500000; /* one long preemption must not dominate */
+      if (late < 0) late = 0;
+      wake_lead_ns += (late - wake_lead_ns) / 16;
+    }
+    if (report) {
+      report = 0;
+      print_stats("since last report", &interval);
+      memset(&interval, 0, sizeof interval);
+    }
     if (r < 0 && errno != EINTR) {
       perror("delayline: ppoll");
       break;
@@ -226,19 +285,7 @@ int main(int argc, char **argv) {
 
   drain(h, fd);
   release_due(qh, now_ns(), 1); /* do not let the kernel drop what we still hold */
-  double mean_late = released ? (double)late_sum_ns / (double)released / 1000.0 : 0.0;
-  fprintf(stderr,
-          "delayline: released %" PRIu64 " packets in %" PRIu64 " batches, late by mean %.1f us, max %.1f us, "
-          "lost notifications %" PRIu64 "\n",
-          released, batches, mean_late, (double)late_max_ns / 1000.0, recv_errors);
-  fprintf(stderr, "delayline: lateness histogram (us):");
-  for (size_t b = 0; b < LATE_BINS; b++) {
-    if (b < LATE_BINS - 1)
-      fprintf(stderr, " <%" PRId64 ":%" PRIu64, late_edges_us[b], late_hist[b]);
-    else
-      fprintf(stderr, " >=%" PRId64 ":%" PRIu64, late_edges_us[b - 1], late_hist[b]);
-  }
-  fprintf(stderr, "\n");
+  print_stats("in total", &total);
   nfq_destroy_queue(qh);
   nfq_close(h);
   return 0;

@@ -11,4 +11,11 @@ host=$1; shift
 state=${SEXTANT_NETNS_STATE:?launcher.sh: SEXTANT_NETNS_STATE is not set}
 ns=$(awk -v h="$host" '$1 == h { print $2 }' "$state/hosts")
 [ -n "$ns" ] || { echo "launcher.sh: host '$host' is not in $state/hosts" >&2; exit 255; }
-exec ip netns exec "$ns" sh -c "$*"
+# A UTS namespace per host gives each its own host name, so MPI sees one node per host
+# (MPI_COMM_TYPE_SHARED, placement) instead of one machine; an optional CPU list
+# ($state/cpus: "HOST CPUS") pins the host's processes.
+cpus=$(awk -v h="$host" '$1 == h { print $2 }' "$state/cpus" 2>/dev/null)
+if [ -n "$cpus" ]; then
+  exec ip netns exec "$ns" unshare --uts taskset -c "$cpus" sh -c 'hostname "$0" && exec sh -c "$1"' "$host" "$*"
+fi
+exec ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec sh -c "$1"' "$host" "$*"

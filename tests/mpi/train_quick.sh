@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# mpiexec -n 2 sextant run --suite train --quick: the predicted-vs-measured table with
+# its summary line, every configuration recorded, losses falling, a model fitted in the
+# same run; then a 512-rank prediction whose breakdown adds up to its total.
+# Usage: train_quick.sh SEXTANT PYTHON OUT.h5
+source "$(dirname "$0")/../lib.sh"
+sextant=$1 python=$2 output=$3
+mkdir -p "$(dirname "$output")"
+start=$(date +%s)
+expect_rc 0 timeout 280 mpiexec.mpich -n 2 "$sextant" run --suite train --quick -o "$output"
+echo "$out" | tail -12
+echo "train --quick: $(( $(date +%s) - start )) s"
+grep -qE '^median \|error\| [0-9.]+%  max \|error\| [0-9.]+%$' <<<"$out" || fail "no summary line"
+for c in dp2 tp2 pp_gpipe2 pp_1f1b2; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
+"$python" - "$output" <<'PY'
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+train = f["train"]
+assert len(train) == 8, list(train)
+for name in train:
+    g = train[name]
+    loss = g["loss"][()]
+    assert loss[-1] < loss[0], "%s: loss did not decrease: %s" % (name, loss)
+    assert g.attrs["predicted"] > 0 and g.attrs["measured_median"] > 0, name
+    names = [n.decode() if isinstance(n, bytes) else n for n in g["predicted_breakdown_names"][()]]
+    assert abs(sum(g["predicted_breakdown"][()]) - g.attrs["predicted"]) <= 1e-9 * g.attrs["predicted"], name
+print("train results: %d configurations" % len(train))
+PY
+model=${output%.h5}.model.h5
+[ -f "$model" ] || fail "no model fitted in the run"
+expect_rc 0 "$sextant" predict "$model" \
+  --train layers=24,hidden=2048,heads=16,seq=2048,vocab=50304,micro_batch=1,global_batch=512,dp=64,tp=8,pp=1
+echo "$out"
+contains "$out" "512 ranks = DP 64 x TP 8 x PP 1"
+"$python" - <<PY
+import re
+lines = """$out""".splitlines()
+unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+def seconds(text):
+    v, u = text.split()
+    return float(v) * unit[u]
+parts = [seconds(m.group(1)) for l in lines if (m := re.match(r"^  (?!total)[a-z() ]+?\s{2,}([0-9.]+ (?:ns|us|ms|s))\s", l))]
+total = [seconds(m.group(1)) for l in lines if (m := re.match(r"^predicted step time ([0-9.]+ (?:ns|us|ms|s))", l))][0]
+assert len(parts) == 7, parts
+assert abs(sum(parts) - total) <= 0.002 * total, (sum(parts), total)
+print("breakdown adds up: %.4g s = %.4g s" % (sum(parts), total))
+PY
+expect_rc 2 "$sextant" predict "$model" --train layers=3,hidden=64,heads=4,dp=2,tp=3
+echo "train suite: ok"

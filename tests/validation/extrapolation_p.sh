@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# extrapolation_p.sh SEXTANT PYTHON OUTDIR [COLLECTIVES] [SIZES]
+#
+# Held-out extrapolation in the rank count, on the namespace cluster in
+# $SEXTANT_NETNS_STATE (4 hosts): measure the collectives at 2 ranks and fit them,
+# then measure them at 3 and 4 ranks (held out) and print measured times next to
+# what the 2-rank model predicts (`sextant predict --ranks P`) with the error per
+# collective. Informational: it asserts only that every run and fit succeeds (the
+# algorithm-aware collective models that should extrapolate in p come separately).
+# Files: OUTDIR/extrap_p{2,3,4}.h5, OUTDIR/extrap_p2.model.h5.
+set -euo pipefail
+[ $# -ge 3 ] || { echo "usage: $0 SEXTANT PYTHON OUTDIR [COLLECTIVES] [SIZES]" >&2; exit 2; }
+sextant=$1 python=$2 out=$3
+collectives=${4:-pingpong,allreduce,allgather,bcast,reduce_scatter}
+sizes=${5:-8:64K}
+here=$(cd "$(dirname "$0")" && pwd)
+cluster=${SEXTANT_NETNS_CLUSTER:-$here/netns/cluster.sh}
+if [ "$(id -u)" != 0 ]; then
+  echo "SKIP: extrapolation in p needs root (network namespaces, tc, iptables); running as uid $(id -u)" >&2
+  exit 77
+fi
+: "${SEXTANT_NETNS_STATE:?set by the CTest fixture (netns/NetnsCluster.cmake)}"
+mkdir -p "$out"
+echo "extrapolation in p: hosts $("$cluster" hosts)"
+"$here/netns/cpu_busy.sh" "extrapolation in p"
+for p in 2 3 4; do
+  rm -f "$out/extrap_p$p.h5"
+  start=$(date +%s.%N)
+  # One rank per host. More hosts than CPUs: --wait yield, so that a waiting rank
+  # gives its CPU to the one that has work (busy polling would starve it).
+  "$cluster" mpiexec --timeout 200 -n $p "$sextant" run --suite comm --collectives "$collectives" \
+    --dtypes float32 -m "$sizes" -f 4 --sync barrier -x 2 -i 50 --budget 0.5 --precision 0.05 \
+    --wait yield -o "$out/extrap_p$p.h5" >"$out/extrap_p$p.out"
+  echo "p=$p: measured in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"
+done
+"$sextant" fit "$out/extrap_p2.h5" -o "$out/extrap_p2.model.h5"
+"$python" "$here/extrapolation_report.py" "$sextant" "$out/extrap_p2.model.h5" "$out/extrap_p2.h5" \
+  "$out/extrap_p3.h5" "$out/extrap_p4.h5"

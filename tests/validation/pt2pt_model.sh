@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# pt2pt_model.sh SEXTANT PYTHON OUTDIR NAME DELAY_US RATE SIZES ROLE
+#
+# On the namespace cluster in $SEXTANT_NETNS_STATE (2 hosts, one-way delay DELAY_US,
+# rate RATE; see netns/README.md): measure the ping-pong across the hosts with
+# `sextant run`, fit it with `sextant fit` (which finds the breakpoints itself), and
+# compare the model with what was injected (check_pt2pt.py). ROLE calibrate: this is
+# the D ~ 1 us run whose small-message alpha (alpha0) the other pairs subtract.
+# Files land in OUTDIR: NAME.h5, NAME.model.h5, NAME.row.json, calibration.json.
+set -euo pipefail
+[ $# -eq 8 ] || { echo "usage: $0 SEXTANT PYTHON OUTDIR NAME DELAY_US RATE SIZES ROLE" >&2; exit 2; }
+sextant=$1 python=$2 out=$3 name=$4 delay_us=$5 rate=$6 sizes=$7 role=$8
+here=$(cd "$(dirname "$0")" && pwd)
+cluster=${SEXTANT_NETNS_CLUSTER:-$here/netns/cluster.sh}
+if [ "$(id -u)" != 0 ]; then
+  echo "SKIP: $name needs root (network namespaces, tc, iptables); running as uid $(id -u)" >&2
+  exit 77
+fi
+: "${SEXTANT_NETNS_STATE:?set by the CTest fixture (netns/NetnsCluster.cmake)}"
+mkdir -p "$out"
+rm -f "$out/$name.h5" "$out/$name.model.h5" "$out/$name.row.json"
+[ "$role" = calibrate ] && rm -f "$out/calibration.json"
+
+# Timings need the CPUs: say how busy the machine is (other work than ours: the
+# cluster is idle now), so that a failure can be judged.
+"$here/netns/cpu_busy.sh" "$name"
+
+start=$(date +%s.%N)
+# Short runs: at least 10 iterations per size (one batch), at most 100, a second per
+# size, 2% precision. The size range ends where the bandwidth term dominates by far.
+"$cluster" mpiexec --timeout 240 "$sextant" run --suite comm --collectives pingpong \
+  -m "$sizes" -f 2 --sync barrier -x 2 -i 100 --budget 1 --precision 0.02 \
+  -o "$out/$name.h5" --json "$out/$name.json"
+"$sextant" fit "$out/$name.h5" -o "$out/$name.model.h5"
+echo "$name: measured and fitted in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"
+"$python" "$here/check_pt2pt.py" --model "$out/$name.model.h5" --results "$out/$name.h5" \
+  --delay-us "$delay_us" --rate "$rate" --name "$name" --calibration "$out/calibration.json" \
+  --role "$role" --row "$out/$name.row.json"
