@@ -1,6 +1,7 @@
 #include "models/compute_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -213,6 +214,30 @@ std::string ComputeModel::o_bound(const KernelPoint& p) const {
   OperatorModel unit;
   unit.dtype = p.dtype;
   return unit.bound(ceilings, p.flops, p.bytes);
+}
+
+std::vector<OperatorHoldout> operator_holdout(const std::string& results_path) {
+  ComputeModel m = ComputeModel::fit_results(results_path);
+  std::map<std::pair<std::string, std::string>, std::vector<OperatorSample>> ops;
+  for (const auto& p : m.points)
+    if (p.family != "peak" && m.ceilings.peak_flops.count(p.dtype)) {
+      std::string v = variant_key(p.kernel, p.shape);
+      ops[{v, p.dtype}].push_back({v, p.dtype, p.shape, p.flops, p.bytes, p.seconds});
+    }
+  std::vector<OperatorHoldout> out;
+  for (auto& [key, samples] : ops) {
+    if (samples.size() < 4) continue;
+    std::sort(samples.begin(), samples.end(), [](const auto& a, const auto& b) { return a.flops + a.bytes < b.flops + b.bytes; });
+    std::vector<OperatorSample> fit, test;
+    for (std::size_t i = 0; i < samples.size(); ++i) (i % 2 == 0 ? fit : test).push_back(samples[i]);
+    OperatorModel om = fit_operator(m.ceilings, fit);
+    std::vector<double> errs;
+    for (const auto& t : test) errs.push_back(std::fabs(om.predict(m.ceilings, t.flops, t.bytes) / t.seconds - 1));
+    std::sort(errs.begin(), errs.end());
+    double med = errs.size() % 2 ? errs[errs.size() / 2] : 0.5 * (errs[errs.size() / 2 - 1] + errs[errs.size() / 2]);
+    out.push_back({key.first, key.second, fit.size(), test.size(), med, errs.back()});
+  }
+  return out;
 }
 
 ComputeModel::Estimate ComputeModel::predict(const std::string& op, const std::string& dtype, double flops,

@@ -17,6 +17,15 @@ struct KernelPoint {
 };
 
 std::string family_key(const std::string& family);
+
+// Held-out check of the operator models: per kernel variant with at least 4 shapes,
+// fit on every other shape (by size), predict the others.
+struct OperatorHoldout {
+  std::string op, dtype;
+  std::size_t fitted = 0, held_out = 0;
+  double median_abs_error = 0, max_abs_error = 0;  // relative
+};
+std::vector<OperatorHoldout> operator_holdout(const std::string& results_path);
 // "gemm[ta=0,tb=1]" for a shape with transposition flags, else the kernel name.
 std::string variant_key(const std::string& kernel, const std::string& shape);
 bool shape_contains(const std::string& whole, const std::string& part);

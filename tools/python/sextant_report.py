@@ -6,7 +6,15 @@
 Writes into DIR, for what the files contain:
   comm_time.png/.svg    median time per size with its 95% CI, and the fitted model
   comm_busbw.png/.svg   bus bandwidth per size of the collectives
-  summary.md            the fits as a table
+  roofline.png/.svg     compute kernels on a roofline per dtype: the model's ceilings
+                        (/compute/ceilings), or without a model the peak_fma kernels
+                        and the maximum and minimum of the triad sweep
+  membw.png/.svg        working-set sweep (bandwidth vs working set) and the model's
+                        memory levels
+  train_prediction.png/.svg  training proxy: predicted vs measured step time, and the
+                        predicted breakdown next to rank 0's measured phases
+  summary.md            the fits, the compute ceilings and operator models, and the
+                        training proxy's predictions as tables
 Each figure is drawn by one function; figures whose data is absent are skipped.
 """
 
@@ -22,6 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import h5py  # noqa: E402
 import sextant_files as sf  # noqa: E402
 
 
@@ -100,6 +109,518 @@ def comm_busbw(results, out):
     return _save(fig, out, "comm_busbw")
 
 
+# ---------------------------------------------------------------- compute suite
+
+def _str(v):
+    return v.decode("utf-8", errors="replace") if isinstance(v, bytes) else str(v)
+
+
+def _num(v, default=float("nan")):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def _fmt_size(n):
+    n = float(n)
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= scale:
+            return "%.3g %s" % (n / scale, unit)
+    return "%.0f B" % n
+
+
+def _h5(path):
+    """The file at path open read-only with h5py, or None."""
+    try:
+        return h5py.File(path, "r")
+    except (OSError, TypeError):
+        return None
+
+
+def _col(group, name):
+    """A 1-D dataset of group as a float array (strings: a list of str), or None."""
+    ds = group.get(name)
+    if not isinstance(ds, h5py.Dataset):
+        return None
+    if h5py.check_string_dtype(ds.dtype) is not None:
+        return [_str(x) for x in np.atleast_1d(ds[()])]
+    return np.atleast_1d(np.asarray(ds[()], dtype=float))
+
+
+def compute_kernels(path):
+    """The kernels of /compute/kernels/<kernel>/<dtype> in the results file: a list of
+    dicts kernel, dtype, family, pass, shape (list of str), flops, bytes, median, valid
+    (arrays, one element per shape).  [] where the file has none."""
+    out = []
+    f = _h5(path)
+    if f is None:
+        return out
+    with f:
+        kg = f.get("compute/kernels")
+        if not isinstance(kg, h5py.Group):
+            return out
+        for kernel in sorted(kg):
+            if not isinstance(kg[kernel], h5py.Group):
+                continue
+            for dtype in sorted(kg[kernel]):
+                g = kg[kernel][dtype]
+                if not isinstance(g, h5py.Group):
+                    continue
+                flops, nbytes, med = _col(g, "flops"), _col(g, "bytes"), _col(g, "median")
+                if flops is None or nbytes is None or med is None or not (len(flops) == len(nbytes) == len(med)):
+                    continue
+                valid = _col(g, "valid")
+                shape = _col(g, "shape")
+                out.append({
+                    "kernel": kernel, "dtype": dtype,
+                    "family": _str(g.attrs.get("family", "")) or "other",
+                    "pass": _str(g.attrs.get("pass", "")),
+                    "shape": shape if shape is not None and len(shape) == len(med) else [""] * len(med),
+                    "flops": flops, "bytes": nbytes, "median": med,
+                    "valid": valid if valid is not None and len(valid) == len(med) else np.ones(len(med)),
+                })
+    return out
+
+
+def compute_sweeps(path):
+    """{(kernel, dtype): (working_set, bandwidth)} of /compute/sweep/<kernel>/<dtype>
+    (bytes, bytes/s, sorted by working set), plus "cache_bytes": the /compute attribute
+    (a list, possibly empty)."""
+    out = {}
+    f = _h5(path)
+    if f is None:
+        return out
+    with f:
+        c = f.get("compute")
+        if not isinstance(c, h5py.Group):
+            return out
+        cache = c.attrs.get("cache_bytes")
+        out["cache_bytes"] = [float(x) for x in np.atleast_1d(cache)] if cache is not None else []
+        sg = c.get("sweep")
+        if not isinstance(sg, h5py.Group):
+            return out
+        for kernel in sorted(sg):
+            if not isinstance(sg[kernel], h5py.Group):
+                continue
+            for dtype in sorted(sg[kernel]):
+                g = sg[kernel][dtype]
+                if not isinstance(g, h5py.Group):
+                    continue
+                ws, bw = _col(g, "working_set"), _col(g, "bandwidth")
+                if ws is None or bw is None or len(ws) != len(bw):
+                    continue
+                ok = np.isfinite(ws) & np.isfinite(bw) & (ws > 0) & (bw > 0)
+                order = np.argsort(ws[ok])
+                if order.size:
+                    out[(kernel, dtype)] = (ws[ok][order], bw[ok][order])
+    return out
+
+
+def compute_model(path):
+    """The model file's /compute group: {"peak": {dtype: FLOP/s}, "levels": [(name,
+    lo_bytes, hi_bytes, bytes/s), ...], "operators": [(op, dtype, attrs), ...],
+    "model": text}, or None where it has none."""
+    if path is None:
+        return None
+    f = _h5(path)
+    if f is None:
+        return None
+    with f:
+        c = f.get("compute")
+        if not isinstance(c, h5py.Group):
+            return None
+        out = {"peak": {}, "levels": [], "operators": [], "model": _str(c.attrs.get("model", ""))}
+        cg = c.get("ceilings")
+        if isinstance(cg, h5py.Group):
+            for k, v in cg.attrs.items():
+                if k.startswith("peak_flops_") and _num(v) > 0:
+                    out["peak"][k[len("peak_flops_"):]] = _num(v)
+            level, lo, hi, bw = (_col(cg, n) for n in ("level", "lo_bytes", "hi_bytes", "bandwidth"))
+            if bw is not None:
+                n = len(bw)
+                level = level if level is not None and len(level) == n else ["level %d" % i for i in range(n)]
+                lo = lo if lo is not None and len(lo) == n else np.full(n, np.nan)
+                hi = hi if hi is not None and len(hi) == n else np.full(n, np.nan)
+                out["levels"] = [(level[i], lo[i], hi[i], bw[i]) for i in range(n) if bw[i] > 0]
+        og = c.get("operators")
+        if isinstance(og, h5py.Group):
+            for op in sorted(og):
+                if not isinstance(og[op], h5py.Group):
+                    continue
+                for dtype in sorted(og[op]):
+                    g = og[op][dtype]
+                    if isinstance(g, h5py.Group):
+                        out["operators"].append((op, dtype, {k: sf._value(v) for k, v in g.attrs.items()}))
+    return out
+
+
+def compute_ceilings(kernels, sweeps, cmodel):
+    """The roofs to draw: {"peak": {dtype: (FLOP/s, source)}, "levels": [(label,
+    bytes/s)], "source": text}.  From the model's /compute/ceilings where it has them;
+    a dtype without a model peak takes the best peak-family kernel (max flops/median),
+    and without model levels the bandwidth roofs are the maximum and minimum of the
+    triad sweep (else the dot sweep)."""
+    peak, levels, source = {}, [], "results"
+    if cmodel is not None:
+        for d, v in cmodel["peak"].items():
+            peak[d] = (v, "model")
+        levels = [("%s %.0f GB/s" % (name, bw / 1e9), bw) for name, lo, hi, bw in cmodel["levels"]]
+        if cmodel["peak"] or levels:
+            source = "model"
+    for k in kernels:
+        if k["family"] != "peak" or k["dtype"] in peak and peak[k["dtype"]][1] == "model":
+            continue
+        ok = (k["median"] > 0) & np.isfinite(k["median"]) & (k["flops"] > 0)
+        if ok.any():
+            best = float(np.max(k["flops"][ok] / k["median"][ok]))
+            if best > peak.get(k["dtype"], (0.0, ""))[0]:
+                peak[k["dtype"]] = (best, k["kernel"])
+    if not levels:
+        for kernel in ("triad", "dot"):
+            bws = [bw for key, v in sweeps.items() if key != "cache_bytes" and key[0] == kernel for bw in [v[1]]]
+            if bws:
+                allbw = np.concatenate(bws)
+                levels = [("sweep max (%s) %.0f GB/s" % (kernel, allbw.max() / 1e9), float(allbw.max())),
+                          ("sweep min (%s) %.0f GB/s" % (kernel, allbw.min() / 1e9), float(allbw.min()))]
+                break
+    return {"peak": peak, "levels": levels, "source": source}
+
+
+_PASS_MARKERS = {"": "o", "forward": "^", "backward": "v", "update": "s"}
+
+
+def _pass_marker(p, extra={}):
+    if p in _PASS_MARKERS:
+        return _PASS_MARKERS[p]
+    if p not in extra:
+        extra[p] = "DPXh*<>"[len(extra) % 7]
+    return extra[p]
+
+
+def _line_angle(ax, fig, slope_decades=1.0):
+    """Screen angle (degrees) of a line of slope slope_decades (decades of y per decade
+    of x) on log-log axes whose limits are set."""
+    pos = ax.get_position()
+    w, h = fig.get_size_inches()
+    x0, x1 = ax.get_xlim()
+    y0, y1 = ax.get_ylim()
+    px_per_dec_x = pos.width * w / math.log10(x1 / x0)
+    px_per_dec_y = pos.height * h / math.log10(y1 / y0)
+    return math.degrees(math.atan2(slope_decades * px_per_dec_y, px_per_dec_x))
+
+
+def roofline(results, model, out):
+    """roofline.png/.svg: one log-log panel per dtype with compute kernels."""
+    kernels = compute_kernels(results.path)
+    points = {}
+    for k in kernels:
+        ok = (k["flops"] > 0) & (k["bytes"] > 0) & (k["median"] > 0) & np.isfinite(k["median"])
+        if ok.any():
+            points.setdefault(k["dtype"], []).append((k, ok))
+    if not points:
+        return []
+    sweeps = compute_sweeps(results.path)
+    cmodel = compute_model(model.path) if model is not None else None
+    roofs = compute_ceilings(kernels, sweeps, cmodel)
+    families = sorted({k["family"] for lst in points.values() for k, _ in lst})
+    cmap = plt.get_cmap("tab10" if len(families) <= 10 else "tab20")
+    colour = {fam: cmap(i % cmap.N) for i, fam in enumerate(families)}
+    passes = sorted({k["pass"] for lst in points.values() for k, _ in lst})
+
+    dtypes = sorted(points)
+    n = len(dtypes)
+    fig, axes = plt.subplots(1, n, figsize=(6.6 * n, 5.6), squeeze=False)
+    fig.subplots_adjust(left=0.09 / n ** 0.5, right=1 - 0.02 / n ** 0.5, bottom=0.11, top=0.88, wspace=0.18)
+    level_colours = plt.get_cmap("Greys")(np.linspace(0.95, 0.45, max(len(roofs["levels"]), 1)))
+    invalid_seen = False
+    for ax, dtype in zip(axes.flat, dtypes):
+        ai_all, perf_all = [], []
+        for k, ok in points[dtype]:
+            ai = k["flops"][ok] / k["bytes"][ok]
+            perf = k["flops"][ok] / k["median"][ok] / 1e9
+            bad = k["valid"][ok] == 0
+            ai_all.append(ai)
+            perf_all.append(perf)
+            ax.scatter(ai[~bad], perf[~bad], s=26, color=colour[k["family"]], marker=_pass_marker(k["pass"]),
+                       edgecolors="k", linewidths=0.3, alpha=0.85, zorder=3)
+            if bad.any():
+                invalid_seen = True
+                ax.scatter(ai[bad], perf[bad], s=40, color="red", marker="x", zorder=4)
+        ai_all, perf_all = np.concatenate(ai_all), np.concatenate(perf_all)
+        own_peak = roofs["peak"].get(dtype, (None, ""))[0]
+        peaks = [v for v, _ in roofs["peak"].values()]
+        bws = [bw for _, bw in roofs["levels"]]
+        # limits: every point, every ceiling, and each roof's ridge point
+        cap = own_peak if own_peak else (max(peaks) if peaks else None)
+        ridges = [cap / bw for bw in bws] if cap else []
+        xlo = min(ai_all.min(), min(ridges) if ridges else np.inf) / 4
+        xhi = max(ai_all.max(), max(ridges) if ridges else 0) * 4
+        ytop = max([perf_all.max()] + [p / 1e9 for p in peaks])
+        ylo = min(perf_all.min(), ytop / 1e5) / 4
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(xlo, xhi)
+        ax.set_ylim(ylo, ytop * 3)
+        xs = np.geomspace(xlo, xhi, 400)
+        # compute ceilings: this dtype's solid, the other precisions' dotted
+        for d, (v, src) in sorted(roofs["peak"].items()):
+            own = d == dtype
+            ax.axhline(v / 1e9, color="k" if own else "0.45", lw=1.6 if own else 1.0, ls="-" if own else ":",
+                       zorder=2)
+            ax.text(xhi / 1.15, v / 1e9 * 1.06, "%s peak %.1f GFLOP/s%s" % (d, v / 1e9, "" if src == "model" else
+                                                                          " (%s)" % src),
+                    ha="right", va="bottom", fontsize=7.5, color="k" if own else "0.35", zorder=5)
+        # bandwidth roofs, capped at this dtype's peak
+        angle = _line_angle(ax, fig)
+        for (label, bw), c in zip(roofs["levels"], level_colours):
+            ys = xs * bw / 1e9
+            if cap:
+                ys = np.minimum(ys, cap / 1e9)
+            ax.plot(xs, ys, "-", color=c, lw=1.2, zorder=2)
+            # label along the diagonal near the left edge, above the plot's bottom
+            xl = xlo * 1.6
+            if xl * bw / 1e9 < ylo * 2.5:
+                xl = ylo * 2.5 / (bw / 1e9)
+            if cap and xl * bw > cap / 3:
+                continue  # the diagonal is too short to carry a label
+            ax.text(xl, xl * bw / 1e9 * 1.12, label, rotation=angle, rotation_mode="anchor", ha="left",
+                    va="bottom", fontsize=7, color=c, zorder=5)
+        ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+        ax.set_ylabel("GFLOP/s")
+        ax.set_title(dtype, fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.grid(True, which="minor", alpha=0.1)
+    handles = [plt.Line2D([], [], ls="", marker="o", color=colour[f], mec="k", mew=0.3, label=f) for f in families]
+    handles += [plt.Line2D([], [], ls="", marker=_pass_marker(p), color="0.6", mec="k", mew=0.3,
+                           label="pass: %s" % (p or "-")) for p in passes]
+    if invalid_seen:
+        handles.append(plt.Line2D([], [], ls="", marker="x", color="red", label="failed validation"))
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.005), ncol=min(len(handles), 7),
+               fontsize=8, frameon=False)
+    src = "model file ceilings" if roofs["source"] == "model" else "ceilings from peak kernels and the triad sweep"
+    fig.suptitle("sextant compute roofline: %s, %s (%s)" % (results.meta.get("host", "?"),
+                                                           results.meta.get("cpu_model", ""), src), fontsize=10)
+    return _save(fig, out, "roofline")
+
+
+def membw(results, model, out):
+    """membw.png/.svg: bandwidth vs working set of the sweeps, with the model's levels."""
+    sweeps = compute_sweeps(results.path)
+    curves = {k: v for k, v in sweeps.items() if k != "cache_bytes"}
+    if not curves:
+        return []
+    cmodel = compute_model(model.path) if model is not None else None
+    levels = cmodel["levels"] if cmodel else []
+    fig, ax = plt.subplots(figsize=(8, 4.8), layout="constrained")
+    for (kernel, dtype), (ws, bw) in sorted(curves.items()):
+        ax.plot(ws, bw / 1e9, "-o", ms=3, lw=1.2, label="%s %s" % (kernel, dtype), zorder=3)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    allws = np.concatenate([v[0] for v in curves.values()])
+    allbw = np.concatenate([v[1] for v in curves.values()])
+    lo_bw = min([allbw.min()] + [bw for *_, bw in levels])
+    hi_bw = max([allbw.max()] + [bw for *_, bw in levels])
+    ax.set_ylim(lo_bw / 1e9 / 1.8, hi_bw / 1e9 * 1.8)
+    x0, x1 = allws.min() / 1.5, allws.max() * 1.5
+    for name, lo, hi, bw in levels:
+        a = lo if np.isfinite(lo) and lo > 0 else x0
+        b = hi if np.isfinite(hi) and hi > 0 else x1
+        x0, x1 = min(x0, a / 1.2), max(x1, b * 1.2)
+        ax.hlines(bw / 1e9, a, b, colors="0.2", lw=3.5, alpha=0.35, zorder=2)
+        ax.text(math.sqrt(a * b), bw / 1e9 * 1.07, "%s %.0f GB/s" % (name, bw / 1e9), ha="center", va="bottom",
+                fontsize=7.5, color="0.15", zorder=4)
+    for i, c in enumerate(sweeps.get("cache_bytes", [])):
+        if c > 0:
+            ax.axvline(c, color="tab:gray", ls=":", lw=1, zorder=1)
+            ax.text(c * 1.05, hi_bw / 1e9 * 1.6, "L%d %s" % (i + 1, _fmt_size(c)), rotation=90, ha="left",
+                    va="top", fontsize=7, color="0.35")
+            x1 = max(x1, c * 1.5)
+    ax.set_xlim(x0, x1)
+    ax.set_xlabel("working set (bytes)")
+    ax.set_ylabel("bandwidth (GB/s)")
+    ax.grid(True, which="both", alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    if levels:
+        handles.append(plt.Line2D([], [], color="0.2", lw=3.5, alpha=0.35))
+        labels.append("model memory levels")
+    ax.legend(handles, labels, fontsize=8, loc="lower left")
+    ax.set_title("memory bandwidth vs working set (%s)" % results.meta.get("host", "?"), fontsize=10)
+    return _save(fig, out, "membw")
+
+
+# ---------------------------------------------------------------- training proxy
+
+_PHASE_COLUMNS = "total,forward,backward,optimizer,tp_comm,pp_comm,dp_comm,pipeline_idle,other"
+# one colour per category, predicted breakdown names and measured phases matched by keyword
+_CATEGORIES = [("forward", "forward", "tab:blue"), ("backward", "backward", "tab:orange"),
+               ("optimizer", "optimizer", "tab:green"), ("tp comm", "tp", "tab:red"),
+               ("pp comm", "pp", "tab:purple"), ("dp comm", "dp", "tab:brown"),
+               ("pipeline idle / bubble", "pipeline|bubble|idle", "tab:pink"), ("other", "other", "tab:gray")]
+
+
+def _category(name):
+    n = name.lower().replace("_", " ")
+    for label, keys, _ in _CATEGORIES:
+        for key in keys.split("|"):
+            if n == key or n.startswith(key + " ") or key in ("pipeline", "bubble", "idle") and key in n:
+                return label
+    return "other"
+
+
+def train_configs(path):
+    """The /train/<config> groups of the results file: a list of dicts name, attrs,
+    breakdown ([(name, seconds)]), phases ([(column, seconds)] of rank 0 or []),
+    sorted by measured median.  [] where there are none."""
+    out = []
+    f = _h5(path)
+    if f is None:
+        return out
+    with f:
+        tg = f.get("train")
+        if not isinstance(tg, h5py.Group):
+            return out
+        for name in sorted(tg):
+            g = tg[name]
+            if not isinstance(g, h5py.Group):
+                continue
+            a = {k: sf._value(v) for k, v in g.attrs.items()}
+            if not (_num(a.get("measured_median")) > 0 and _num(a.get("predicted")) > 0):
+                continue
+            names, vals = _col(g, "predicted_breakdown_names"), _col(g, "predicted_breakdown")
+            breakdown = list(zip(names, vals)) if names is not None and vals is not None and \
+                len(names) == len(vals) else []
+            phases = []
+            mp = g.get("measured_phases")
+            if isinstance(mp, h5py.Dataset) and mp.ndim == 2 and mp.shape[0] > 0:
+                cols = _str(mp.attrs.get("measured_phases_columns", a.get("measured_phases_columns", _PHASE_COLUMNS)))
+                cols = [c.strip() for c in cols.split(",")]
+                row = np.asarray(mp[0], dtype=float)
+                if len(cols) == len(row):
+                    phases = list(zip(cols, row))
+            out.append({"name": name, "attrs": a, "breakdown": breakdown, "phases": phases})
+    out.sort(key=lambda c: (_num(c["attrs"]["measured_median"]), c["name"]))
+    return out
+
+
+def _spread_labels(ys, min_gap):
+    """Label positions (log10) near ys (log10), at least min_gap apart, in ys's order."""
+    order = np.argsort(ys)
+    pos = np.array(ys, dtype=float)[order]
+    for _ in range(200):
+        moved = False
+        for i in range(1, len(pos)):
+            gap = pos[i] - pos[i - 1]
+            if gap < min_gap:
+                push = (min_gap - gap) / 2 + 1e-9
+                pos[i - 1] -= push
+                pos[i] += push
+                moved = True
+        if not moved:
+            break
+    out = np.empty_like(pos)
+    out[order] = pos
+    return out
+
+
+def train_prediction(results, out):
+    """train_prediction.png/.svg: predicted vs measured step time, and breakdowns."""
+    cfgs = train_configs(results.path)
+    if not cfgs:
+        return []
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(15, 6.2), gridspec_kw={"width_ratios": [1, 1.35]},
+                                 layout="constrained")
+    meas = np.array([_num(c["attrs"]["measured_median"]) for c in cfgs]) * 1e3
+    pred = np.array([_num(c["attrs"]["predicted"]) for c in cfgs]) * 1e3
+    lo = np.array([_num(c["attrs"].get("measured_ci_lo"), m / 1e3) for c, m in zip(cfgs, meas)]) * 1e3
+    hi = np.array([_num(c["attrs"].get("measured_ci_hi"), m / 1e3) for c, m in zip(cfgs, meas)]) * 1e3
+    lo = np.where(np.isfinite(lo), np.minimum(lo, meas), meas)
+    hi = np.where(np.isfinite(hi), np.maximum(hi, meas), meas)
+    mo = np.array([_num(c["attrs"].get("predicted_models_only")) for c in cfgs]) * 1e3
+    vmin = min(lo.min(), pred.min(), np.nanmin(np.where(mo > 0, mo, np.inf))) / 1.6
+    vmax = max(hi.max(), pred.max()) * 1.6
+    line = np.geomspace(vmin, vmax, 100)
+    ax.fill_between(line, line / 1.25, line * 1.25, color="tab:orange", alpha=0.12, lw=0, label="±25%")
+    ax.fill_between(line, line / 1.10, line * 1.10, color="tab:green", alpha=0.18, lw=0, label="±10%")
+    ax.plot(line, line, "k-", lw=0.8, label="predicted = measured")
+
+    def layout(a):
+        parts = ["%s%s" % (k, a.get(k)) for k in ("dp", "tp", "pp") if int(_num(a.get(k), 1)) > 1]
+        s = "x".join(parts) or "single"
+        if int(_num(a.get("pp"), 1)) > 1 and a.get("schedule"):
+            s += " " + str(a["schedule"])
+        return s
+    kinds = sorted({layout(c["attrs"]) for c in cfgs})
+    kcol = {k: plt.get_cmap("tab10")(i % 10) for i, k in enumerate(kinds)}
+    for k in kinds:
+        sel = np.array([layout(c["attrs"]) == k for c in cfgs])
+        ax.errorbar(meas[sel], pred[sel], xerr=[meas[sel] - lo[sel], hi[sel] - meas[sel]], fmt="o", ms=6,
+                    color=kcol[k], mec="k", mew=0.4, capsize=3, lw=1, label=k, zorder=4)
+    okmo = np.isfinite(mo) & (mo > 0)
+    if okmo.any():
+        ax.plot(meas[okmo], mo[okmo], "o", ms=5, mfc="none", mec="0.3", mew=0.8,
+                label="predicted from models only", zorder=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(vmin, vmax)
+    ax.set_ylim(vmin, vmax)
+    ax.set_aspect("equal")
+    # labels to the right of each point, spread vertically so that close ones do not collide
+    ly = _spread_labels(np.log10(pred), math.log10(vmax / vmin) * 0.042)
+    for c, x, y, yl in zip(cfgs, meas, pred, ly):
+        ax.annotate(c["name"], (x, y), xytext=(x * 1.25, 10 ** yl), fontsize=7.5, va="center", ha="left",
+                    arrowprops=dict(arrowstyle="-", color="0.5", lw=0.5, shrinkA=0, shrinkB=3), zorder=5)
+    ax.set_xlabel("measured step time (ms, median with 95% CI)")
+    ax.set_ylabel("predicted step time (ms)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7.5, loc="upper left")
+    ax.set_title("training proxy: predicted vs measured step time", fontsize=10)
+
+    # stacked bars, both normalised by rank 0's measured total; absolute ms above each pair
+    cats = [label for label, _, _ in _CATEGORIES]
+    ccol = {label: col for label, _, col in _CATEGORIES}
+    x = np.arange(len(cfgs))
+    w = 0.38
+    used = set()
+    for i, c in enumerate(cfgs):
+        phases = dict(c["phases"])
+        total = phases.get("total") or sum(v for k, v in c["phases"] if k != "total") or meas[i] / 1e3
+        bars = []
+        if c["breakdown"]:
+            bars.append((i - w / 2, [(_category(n), v) for n, v in c["breakdown"]], "P"))
+        if c["phases"]:
+            bars.append((i + w / 2, [(_category(n), v) for n, v in c["phases"] if n != "total"], "M"))
+        for xpos, parts, tag in bars:
+            sums = {}
+            for cat, v in parts:
+                if np.isfinite(v) and v > 0:
+                    sums[cat] = sums.get(cat, 0.0) + v
+            bottom = 0.0
+            for cat in cats:
+                if cat in sums:
+                    hgt = sums[cat] / total * 100
+                    bx.bar(xpos, hgt, w * 0.95, bottom=bottom, color=ccol[cat], edgecolor="white", lw=0.4)
+                    bottom += hgt
+                    used.add(cat)
+            bx.text(xpos, bottom + 1, tag, ha="center", va="bottom", fontsize=7)
+        bx.text(i, -8, "%.3g ms" % (total * 1e3), ha="center", va="top", fontsize=7, color="0.3")
+    bx.axhline(100, color="k", lw=0.6, ls="--")
+    bx.set_xticks(x)
+    bx.set_xticklabels([c["name"] for c in cfgs], rotation=30, ha="right", fontsize=8)
+    bx.tick_params(axis="x", pad=14)
+    ymax = bx.get_ylim()[1]
+    bx.set_ylim(0, max(ymax, 110) * 1.08)
+    bx.set_xlim(-0.6, len(cfgs) - 0.4)
+    bx.set_ylabel("% of rank 0's measured step time")
+    bx.set_title("P: predicted breakdown, M: measured phases of rank 0 (measured total below)", fontsize=10)
+    bx.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=ccol[cat]) for cat in cats if cat in used],
+              labels=[cat for cat in cats if cat in used], fontsize=7.5, loc="upper left", ncol=2)
+    bx.grid(True, axis="y", alpha=0.3)
+    fig.suptitle("sextant training proxy: %s, %s ranks" % (results.meta.get("host", "?"),
+                                                           results.meta.get("ranks", "?")), fontsize=11)
+    return _save(fig, out, "train_prediction")
+
+
 def summary(results, model, out):
     lines = ["# sextant report", "", "results: `%s`" % results.path, ""]
     for k in ("host", "cpu_model", "mpi_library", "mpi_version", "kokkos_version", "date_utc", "ranks",
@@ -135,7 +656,9 @@ def main(argv=None):
         print("sextant report: %s" % e, file=sys.stderr)
         return 1
     os.makedirs(a.output, exist_ok=True)
-    written = comm_time(results, model, a.output) + comm_busbw(results, a.output) + summary(results, model, a.output)
+    written = (comm_time(results, model, a.output) + comm_busbw(results, a.output)
+               + roofline(results, model, a.output) + membw(results, model, a.output)
+               + train_prediction(results, a.output) + summary(results, model, a.output))
     for p in written:
         print(p)
     return 0

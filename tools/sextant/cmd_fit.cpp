@@ -75,6 +75,24 @@ void print_comm_fits(const model::CommModel& model) {
     }
 }
 
+void print_operator_holdout(const std::string& results) {
+  auto rows = model::operator_holdout(results);
+  std::printf("held-out check of the operator models: fit on every other shape, error on the others\n");
+  std::printf("%-28s %-8s %7s %9s %12s %10s\n", "operator", "dtype", "fitted", "held-out", "median err", "max err");
+  std::vector<double> medians;
+  for (const auto& r : rows) {
+    std::printf("%-28s %-8s %7zu %9zu %11.1f%% %9.1f%%\n", r.op.c_str(), r.dtype.c_str(), r.fitted, r.held_out,
+                100 * r.median_abs_error, 100 * r.max_abs_error);
+    medians.push_back(r.median_abs_error);
+  }
+  std::sort(medians.begin(), medians.end());
+  if (!medians.empty())
+    std::printf("over operators: median of the median errors %.1f%%, worst %.1f%%\n",
+                100 * medians[medians.size() / 2], 100 * medians.back());
+  else
+    std::printf("no operator has 4 or more shapes: measure with --full-shapes (or the train suite)\n");
+}
+
 void print_compute_fits(const model::ComputeModel& m) {
   std::printf("compute ceilings (%d threads per rank):", m.threads);
   for (const auto& [dtype, p] : m.ceilings.peak_flops) std::printf("  %s %.2f GFLOP/s", dtype.c_str(), p / 1e9);
@@ -102,7 +120,10 @@ void register_fit(CLI::App& app, Context& ctx) {
                 "check instead of writing: fit every other size, report the error on the sizes left out");
   cmd->callback([&ctx, results, output, holdout] {
     if (*holdout) {
-      print_holdout(*results);
+      h5::File f = open_checked(*results, results_schema);
+      bool comm = f.has("comm"), compute = f.has("compute");
+      if (comm) print_holdout(*results);
+      if (compute) print_operator_holdout(*results);
       return;
     }
     std::string out = output->empty() ? default_model_path(*results) : *output;

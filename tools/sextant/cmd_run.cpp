@@ -31,6 +31,7 @@ struct RunArgs {
   int corrupt_rank = -1;
   bool dtypes_given = false, sizes_given = false;
   std::string kernels, families, configs;  // compute, train
+  bool full_shapes = false;                // compute
   int steps = 0;                           // train
 };
 
@@ -94,6 +95,7 @@ compute::SuiteOptions compute_options(const RunArgs& a) {
   o.sweep.quick = a.quick;
   o.kernels.kernels = split_list(a.kernels);
   o.kernels.families = split_list(a.families);
+  o.kernels.full_shapes = a.full_shapes;
   if (a.dtypes_given) o.kernels.dtypes = split_list(a.dtypes);
   if (a.budget != 0 || a.precision != 0 || a.iterations != 0) {
     stats::StopRule rule = a.quick ? compute::MeasureOptions::quick_rule() : compute::MeasureOptions::standard_rule();
@@ -188,6 +190,7 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("--dtypes", args->dtypes, "comm: int32,float32,float64; compute: float64,float32")
       ->each([args](const std::string&) { args->dtypes_given = true; });
   cmd->add_option("--kernels", args->kernels, "compute: kernel names (default all)");
+  cmd->add_flag("--full-shapes", args->full_shapes, "compute: the larger shape set of every kernel");
   cmd->add_option("--families", args->families, "compute: kernel families (default all)");
   cmd->add_option("--configs", args->configs, "train: configurations of the sweep to run (default all)");
   cmd->add_option("--steps", args->steps, "train: measured steps per configuration");
