@@ -126,7 +126,7 @@ def _fmt_size(n):
     n = float(n)
     for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
         if n >= scale:
-            return "%.3g %s" % (n / scale, unit)
+            return "%.4g %s" % (n / scale, unit)
     return "%.0f B" % n
 
 
@@ -290,12 +290,16 @@ def compute_ceilings(kernels, sweeps, cmodel):
 _PASS_MARKERS = {"": "o", "forward": "^", "backward": "v", "update": "s"}
 
 
-def _pass_marker(p, extra={}):
+_OTHER_MARKERS = {}
+
+
+def _pass_marker(p):
+    """The scatter marker of a kernel pass (forward, backward, update, none, others)."""
     if p in _PASS_MARKERS:
         return _PASS_MARKERS[p]
-    if p not in extra:
-        extra[p] = "DPXh*<>"[len(extra) % 7]
-    return extra[p]
+    if p not in _OTHER_MARKERS:
+        _OTHER_MARKERS[p] = "DPXh*<>"[len(_OTHER_MARKERS) % 7]
+    return _OTHER_MARKERS[p]
 
 
 def _line_angle(ax, fig, slope_decades=1.0):
@@ -308,6 +312,58 @@ def _line_angle(ax, fig, slope_decades=1.0):
     px_per_dec_x = pos.width * w / math.log10(x1 / x0)
     px_per_dec_y = pos.height * h / math.log10(y1 / y0)
     return math.degrees(math.atan2(slope_decades * px_per_dec_y, px_per_dec_x))
+
+
+class _LogLayout:
+    """Positions on log-log axes (limits and position set) in inches, for placing labels."""
+
+    def __init__(self, ax, fig):
+        pos = ax.get_position()
+        w, h = fig.get_size_inches()
+        self.w, self.h = pos.width * w, pos.height * h
+        (self.x0, self.x1), (self.y0, self.y1) = np.log10(ax.get_xlim()), np.log10(ax.get_ylim())
+
+    def inches(self, x, y):
+        return ((math.log10(x) - self.x0) / (self.x1 - self.x0) * self.w,
+                (math.log10(y) - self.y0) / (self.y1 - self.y0) * self.h)
+
+    def data(self, X, Y):
+        return (10 ** (self.x0 + X / self.w * (self.x1 - self.x0)),
+                10 ** (self.y0 + Y / self.h * (self.y1 - self.y0)))
+
+    def diagonal_label(self, slope, cap, nchars, fontsize, obstacles):
+        """Where to write a label of nchars along the line y = slope * x (below y = cap):
+        ((x, y) data anchor, above the line?, sample points of the label in inches), the
+        candidate farthest from the obstacles (inch points), or None if none fits."""
+        length = nchars * fontsize * 0.55 / 72
+        height = fontsize * 1.25 / 72
+        # the line in inches: from its entry into the axes to the cap (or the top)
+        xa, ya = self.inches(10 ** self.x0, slope * 10 ** self.x0)
+        d = np.array([1.0 / (self.x1 - self.x0) * self.w, 1.0 / (self.y1 - self.y0) * self.h])
+        d /= np.hypot(*d)
+        normal = np.array([-d[1], d[0]])
+        ytop = self.inches(1, cap)[1] if cap else self.h
+        ytop = min(ytop, self.h) - 0.05
+        t_lo = max(0.0, (0.08 - ya) / d[1]) + 0.1
+        t_hi = (ytop - ya) / d[1] - length - 0.05  # the label ends below the cap
+        if t_hi < t_lo:
+            return None
+        obs = np.array(obstacles) if obstacles else np.zeros((0, 2))
+        best = None
+        for t in np.linspace(t_lo, t_hi, 24):
+            base = np.array([xa, ya]) + t * d
+            for above in (True, False):
+                off = normal * (0.03 if above else -0.03)
+                mid = off + normal * (height / 2 if above else -height / 2)
+                samples = [tuple(base + mid + u * d) for u in np.linspace(0, length, 10)]
+                if any(not (0 < X < self.w and 0 < Y < self.h) for X, Y in samples):
+                    continue
+                dist = np.min(np.hypot(*(obs[:, None, :] - np.array(samples)[None, :, :]).transpose(2, 0, 1))) \
+                    if len(obs) else np.inf
+                score = min(dist, 0.25) - 0.02 * t - (0.01 if not above else 0.0)
+                if best is None or score > best[0]:
+                    best = (score, self.data(*(base + off)), above, samples)
+        return None if best is None else best[1:]
 
 
 def roofline(results, model, out):
@@ -324,8 +380,10 @@ def roofline(results, model, out):
     cmodel = compute_model(model.path) if model is not None else None
     roofs = compute_ceilings(kernels, sweeps, cmodel)
     families = sorted({k["family"] for lst in points.values() for k, _ in lst})
-    cmap = plt.get_cmap("tab10" if len(families) <= 10 else "tab20")
-    colour = {fam: cmap(i % cmap.N) for i, fam in enumerate(families)}
+    # tab10 without its grey (the roofs are grey), then tab20's lighter shades
+    palette = [c for i, c in enumerate(plt.get_cmap("tab10").colors) if i != 7] + \
+        [c for i, c in enumerate(plt.get_cmap("tab20").colors) if i % 2 and i != 15]
+    colour = {fam: palette[i % len(palette)] for i, fam in enumerate(families)}
     passes = sorted({k["pass"] for lst in points.values() for k, _ in lst})
 
     dtypes = sorted(points)
@@ -357,7 +415,7 @@ def roofline(results, model, out):
         xlo = min(ai_all.min(), min(ridges) if ridges else np.inf) / 4
         xhi = max(ai_all.max(), max(ridges) if ridges else 0) * 4
         ytop = max([perf_all.max()] + [p / 1e9 for p in peaks])
-        ylo = min(perf_all.min(), ytop / 1e5) / 4
+        ylo = min(perf_all.min(), ytop / 1e3) / 4
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(xlo, xhi)
@@ -368,24 +426,28 @@ def roofline(results, model, out):
             own = d == dtype
             ax.axhline(v / 1e9, color="k" if own else "0.45", lw=1.6 if own else 1.0, ls="-" if own else ":",
                        zorder=2)
-            ax.text(xhi / 1.15, v / 1e9 * 1.06, "%s peak %.1f GFLOP/s%s" % (d, v / 1e9, "" if src == "model" else
-                                                                          " (%s)" % src),
-                    ha="right", va="bottom", fontsize=7.5, color="k" if own else "0.35", zorder=5)
+            ax.text(xlo * 1.3, v / 1e9 * 1.06, "%s peak %.1f GFLOP/s%s" % (d, v / 1e9, "" if src == "model" else
+                                                                        " (%s)" % src),
+                    ha="left", va="bottom", fontsize=7.5, color="k" if own else "0.35", zorder=5)
         # bandwidth roofs, capped at this dtype's peak
         angle = _line_angle(ax, fig)
+        place = _LogLayout(ax, fig)
+        obstacles = [place.inches(a, p) for a, p in zip(ai_all, perf_all)]
+        for v, _ in roofs["peak"].values():
+            label_len = 34 * 7.5 * 0.55 / 72
+            x0, y0 = place.inches(xlo * 1.3, v / 1e9 * 1.06)
+            obstacles += [(x0 + t, y0 + 0.06) for t in np.linspace(0, label_len, 12)]
         for (label, bw), c in zip(roofs["levels"], level_colours):
             ys = xs * bw / 1e9
             if cap:
                 ys = np.minimum(ys, cap / 1e9)
             ax.plot(xs, ys, "-", color=c, lw=1.2, zorder=2)
-            # label along the diagonal near the left edge, above the plot's bottom
-            xl = xlo * 1.6
-            if xl * bw / 1e9 < ylo * 2.5:
-                xl = ylo * 2.5 / (bw / 1e9)
-            if cap and xl * bw > cap / 3:
-                continue  # the diagonal is too short to carry a label
-            ax.text(xl, xl * bw / 1e9 * 1.12, label, rotation=angle, rotation_mode="anchor", ha="left",
-                    va="bottom", fontsize=7, color=c, zorder=5)
+            spot = place.diagonal_label(bw / 1e9, cap / 1e9 if cap else None, len(label), 7, obstacles)
+            if spot is not None:
+                (lx, ly), above, samples = spot
+                obstacles += samples
+                ax.text(lx, ly, label, rotation=angle, rotation_mode="anchor", ha="left",
+                        va="bottom" if above else "top", fontsize=7, color=c, zorder=5)
         ax.set_xlabel("arithmetic intensity (FLOP/byte)")
         ax.set_ylabel("GFLOP/s")
         ax.set_title(dtype, fontsize=10)
@@ -398,7 +460,8 @@ def roofline(results, model, out):
         handles.append(plt.Line2D([], [], ls="", marker="x", color="red", label="failed validation"))
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.005), ncol=min(len(handles), 7),
                fontsize=8, frameon=False)
-    src = "model file ceilings" if roofs["source"] == "model" else "ceilings from peak kernels and the triad sweep"
+    src = "model file ceilings" if roofs["source"] == "model" else \
+        "ceilings from peak kernels and the working-set sweep" if roofs["peak"] or roofs["levels"] else "no ceilings"
     fig.suptitle("sextant compute roofline: %s, %s (%s)" % (results.meta.get("host", "?"),
                                                            results.meta.get("cpu_model", ""), src), fontsize=10)
     return _save(fig, out, "roofline")
@@ -421,7 +484,8 @@ def membw(results, model, out):
     allbw = np.concatenate([v[1] for v in curves.values()])
     lo_bw = min([allbw.min()] + [bw for *_, bw in levels])
     hi_bw = max([allbw.max()] + [bw for *_, bw in levels])
-    ax.set_ylim(lo_bw / 1e9 / 1.8, hi_bw / 1e9 * 1.8)
+    ytop = hi_bw / 1e9 * 3.5
+    ax.set_ylim(lo_bw / 1e9 / 1.8, ytop)
     x0, x1 = allws.min() / 1.5, allws.max() * 1.5
     for name, lo, hi, bw in levels:
         a = lo if np.isfinite(lo) and lo > 0 else x0
@@ -429,12 +493,12 @@ def membw(results, model, out):
         x0, x1 = min(x0, a / 1.2), max(x1, b * 1.2)
         ax.hlines(bw / 1e9, a, b, colors="0.2", lw=3.5, alpha=0.35, zorder=2)
         ax.text(math.sqrt(a * b), bw / 1e9 * 1.07, "%s %.0f GB/s" % (name, bw / 1e9), ha="center", va="bottom",
-                fontsize=7.5, color="0.15", zorder=4)
+                fontsize=7.5, color="0.15", zorder=4, bbox=dict(fc="white", ec="none", alpha=0.7, pad=0.5))
     for i, c in enumerate(sweeps.get("cache_bytes", [])):
         if c > 0:
             ax.axvline(c, color="tab:gray", ls=":", lw=1, zorder=1)
-            ax.text(c * 1.05, hi_bw / 1e9 * 1.6, "L%d %s" % (i + 1, _fmt_size(c)), rotation=90, ha="left",
-                    va="top", fontsize=7, color="0.35")
+            ax.text(c * 1.08, ytop / 1.12, "L%d cache\n%s" % (i + 1, _fmt_size(c)), ha="left", va="top",
+                    fontsize=7, color="0.35")
             x1 = max(x1, c * 1.5)
     ax.set_xlim(x0, x1)
     ax.set_xlabel("working set (bytes)")
@@ -582,6 +646,7 @@ def train_prediction(results, out):
     x = np.arange(len(cfgs))
     w = 0.38
     used = set()
+    totals = []
     for i, c in enumerate(cfgs):
         phases = dict(c["phases"])
         total = phases.get("total") or sum(v for k, v in c["phases"] if k != "total") or meas[i] / 1e3
@@ -603,16 +668,16 @@ def train_prediction(results, out):
                     bottom += hgt
                     used.add(cat)
             bx.text(xpos, bottom + 1, tag, ha="center", va="bottom", fontsize=7)
-        bx.text(i, -8, "%.3g ms" % (total * 1e3), ha="center", va="top", fontsize=7, color="0.3")
+        totals.append(total)
     bx.axhline(100, color="k", lw=0.6, ls="--")
     bx.set_xticks(x)
-    bx.set_xticklabels([c["name"] for c in cfgs], rotation=30, ha="right", fontsize=8)
-    bx.tick_params(axis="x", pad=14)
+    bx.set_xticklabels(["%s\n%.3g ms" % (c["name"], t * 1e3) for c, t in zip(cfgs, totals)], rotation=30,
+                       ha="right", rotation_mode="anchor", fontsize=8)
     ymax = bx.get_ylim()[1]
     bx.set_ylim(0, max(ymax, 110) * 1.08)
     bx.set_xlim(-0.6, len(cfgs) - 0.4)
     bx.set_ylabel("% of rank 0's measured step time")
-    bx.set_title("P: predicted breakdown, M: measured phases of rank 0 (measured total below)", fontsize=10)
+    bx.set_title("P: predicted breakdown, M: measured phases of rank 0 (its total under the name)", fontsize=10)
     bx.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=ccol[cat]) for cat in cats if cat in used],
               labels=[cat for cat in cats if cat in used], fontsize=7.5, loc="upper left", ncol=2)
     bx.grid(True, axis="y", alpha=0.3)
@@ -621,13 +686,76 @@ def train_prediction(results, out):
     return _save(fig, out, "train_prediction")
 
 
+def _summary_compute(results, model):
+    """The "## Compute" section: ceilings, and the model's operator fits ([] if none)."""
+    kernels = compute_kernels(results.path)
+    sweeps = compute_sweeps(results.path)
+    cmodel = compute_model(model.path) if model is not None else None
+    if not kernels and len(sweeps) <= 1 and cmodel is None:
+        return []
+    roofs = compute_ceilings(kernels, sweeps, cmodel)
+    lines = ["", "## Compute", ""]
+    if kernels:
+        lines += ["%d kernel measurements (%s), %s." % (
+            sum(len(k["median"]) for k in kernels), ", ".join(sorted({k["dtype"] for k in kernels})),
+            "ceilings from the model file" if roofs["source"] == "model" else
+            "ceilings from the peak kernels and the working-set sweep" if roofs["peak"] or roofs["levels"] else
+            "no ceilings (no model file /compute group, no peak kernel, no sweep)"), ""]
+    if cmodel is not None and cmodel["model"]:
+        lines += ["model: `%s`" % cmodel["model"], ""]
+    if roofs["peak"]:
+        lines += ["| dtype | peak (GFLOP/s) | from |", "|---|---|---|"]
+        for d, (v, src) in sorted(roofs["peak"].items()):
+            lines.append("| %s | %.1f | %s |" % (d, v / 1e9, "model file" if src == "model" else
+                                                  "kernel %s (max flops/median)" % src))
+        lines.append("")
+    if cmodel is not None and cmodel["levels"]:
+        lines += ["| memory level | working set from | to | bandwidth (GB/s) |", "|---|---|---|---|"]
+        for name, lo, hi, bw in cmodel["levels"]:
+            lines.append("| %s | %s | %s | %.1f |" % (name, _fmt_size(lo) if np.isfinite(lo) else "-",
+                                                      _fmt_size(hi) if np.isfinite(hi) else "-", bw / 1e9))
+        lines.append("")
+    elif roofs["levels"]:
+        lines += ["| bandwidth roof | bandwidth (GB/s) |", "|---|---|"]
+        for label, bw in roofs["levels"]:
+            lines.append("| %s | %.1f |" % (label.rsplit(" ", 2)[0], bw / 1e9))
+        lines.append("")
+    if cmodel is not None and cmodel["operators"]:
+        lines += ["### Operator models", "",
+                  "| operator | dtype | e_compute | e_memory | t0 (us) | median rel. error (%) | shapes |",
+                  "|---|---|---|---|---|---|---|"]
+        for op, dtype, a in cmodel["operators"]:
+            lines.append("| %s | %s | %.3f | %.3f | %.2f | %.1f | %s |" % (
+                op, dtype, _num(a.get("e_compute")), _num(a.get("e_memory")), _num(a.get("t0")) * 1e6,
+                _num(a.get("median_rel_error")) * 100, a.get("shapes", "-")))
+        lines.append("")
+    while lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _summary_train(results):
+    """The "## Training proxy" table ([] if the results file has no /train)."""
+    cfgs = train_configs(results.path)
+    if not cfgs:
+        return []
+    lines = ["", "## Training proxy", "",
+             "| config | measured (ms) | predicted (ms) | error (%) |", "|---|---|---|---|"]
+    for c in sorted(cfgs, key=lambda c: c["name"]):
+        a = c["attrs"]
+        meas, pred = _num(a["measured_median"]), _num(a["predicted"])
+        err = _num(a.get("error"), (pred - meas) / meas)
+        lines.append("| %s | %.3f | %.3f | %+.1f |" % (c["name"], meas * 1e3, pred * 1e3, err * 100))
+    return lines
+
+
 def summary(results, model, out):
     lines = ["# sextant report", "", "results: `%s`" % results.path, ""]
     for k in ("host", "cpu_model", "mpi_library", "mpi_version", "kokkos_version", "date_utc", "ranks",
               "oversubscribed"):
         if k in results.meta:
             lines.append("- %s: %s" % (k, results.meta[k]))
-    if model is not None:
+    if model is not None and model.fits():
         lines += ["", "## Fits (`%s`)" % model.path, "",
                   "| benchmark | level | dtype | ranks | segments | alpha (us) | bandwidth (GB/s) |",
                   "|---|---|---|---|---|---|---|"]
@@ -637,6 +765,7 @@ def summary(results, model, out):
             lines.append("| %s | %s | %s | %d | %d | %.3f | %.3f |" % (
                 key[1], key[0], key[2], key[3], len(f["alpha"]), f["alpha"][0] * 1e6,
                 (1e-9 / beta) if beta > 0 else 0.0))
+    lines += _summary_compute(results, model) + _summary_train(results)
     p = os.path.join(out, "summary.md")
     with open(p, "w") as fh:
         fh.write("\n".join(lines) + "\n")
