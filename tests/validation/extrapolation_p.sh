@@ -7,12 +7,13 @@
 # what the 2-rank model predicts (`sextant predict --ranks P`) with the error per
 # collective. Informational: it asserts only that every run and fit succeeds (the
 # algorithm-aware collective models that should extrapolate in p come separately).
-# Files: OUTDIR/extrap_p{2,3,4}.h5, OUTDIR/extrap_p2.model.h5.
+# Files: OUTDIR/extrap_p{2,3,4}.h5 (and .out, the tables), OUTDIR/extrap_p2.model.h5.
+# SEXTANT_EXTRAP_SYNC=barrier measures with barrier synchronisation instead of window.
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 SEXTANT PYTHON OUTDIR [COLLECTIVES] [SIZES]" >&2; exit 2; }
 sextant=$1 python=$2 out=$3
 collectives=${4:-pingpong,allreduce,allgather,bcast,reduce_scatter}
-sizes=${5:-8:64K}
+sizes=${5:-8:32K}
 here=$(cd "$(dirname "$0")" && pwd)
 cluster=${SEXTANT_NETNS_CLUSTER:-$here/netns/cluster.sh}
 if [ "$(id -u)" != 0 ]; then
@@ -27,9 +28,12 @@ for p in 2 3 4; do
   rm -f "$out/extrap_p$p.h5"
   start=$(date +%s.%N)
   # One rank per host. More hosts than CPUs: --wait yield, so that a waiting rank
-  # gives its CPU to the one that has work (busy polling would starve it).
-  "$cluster" mpiexec --timeout 200 -n $p "$sextant" run --suite comm --collectives "$collectives" \
-    --dtypes float32 -m "$sizes" -f 4 --sync barrier -x 2 -i 50 --budget 0.5 --precision 0.05 \
+  # gives its CPU to the one that has work (busy polling would starve it); sextant
+  # cannot see it (each host has its own CPU). --sync window: after a barrier, ranks
+  # leave it up to one network latency apart, which at 200 us distorts collective
+  # times (bcast at 3 ranks read 100 us, below the one-way latency).
+  "$cluster" mpiexec --timeout 120 -n $p "$sextant" run --suite comm --collectives "$collectives" \
+    --dtypes float32 -m "$sizes" -f 4 --sync "${SEXTANT_EXTRAP_SYNC:-window}" -x 2 -i 50 --budget 0.5 --precision 0.05 \
     --wait yield -o "$out/extrap_p$p.h5" >"$out/extrap_p$p.out"
   echo "p=$p: measured in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"
 done

@@ -27,10 +27,14 @@ rm -f "$out/$name.h5" "$out/$name.model.h5" "$out/$name.row.json"
 
 start=$(date +%s.%N)
 # Short runs: at least 10 iterations per size (one batch), at most 100, a second per
-# size, 2% precision. The size range ends where the bandwidth term dominates by far.
-"$cluster" mpiexec --timeout 240 "$sextant" run --suite comm --collectives pingpong \
-  -m "$sizes" -f 2 --sync barrier -x 2 -i 100 --budget 1 --precision 0.02 \
+# size, 2% precision. Sizes a factor sqrt(2) apart, so that the fit has enough of them
+# to tell the rendezvous region (extra round trips) from the bandwidth regime; the
+# range ends where the bandwidth term dominates by far. The timeout comes before
+# CTest's (240 s), so that what is left running is stopped here.
+"$cluster" mpiexec --timeout 200 "$sextant" run --suite comm --collectives pingpong \
+  -m "$sizes" -f 1.41421356 --sync barrier -x 2 -i 100 --budget 1 --precision 0.02 \
   -o "$out/$name.h5" --json "$out/$name.json"
+"$cluster" stats || true  # how late the delay lines released packets during the run
 "$sextant" fit "$out/$name.h5" -o "$out/$name.model.h5"
 echo "$name: measured and fitted in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"
 "$python" "$here/check_pt2pt.py" --model "$out/$name.model.h5" --results "$out/$name.h5" \

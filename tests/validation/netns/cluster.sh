@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cluster.sh: a ground-truth network of hosts made of network namespaces, with a
 # known one-way delay (a user-space NFQUEUE delay line: this kernel has no netem)
-# and a known rate (tc tbf). See README.md next to this file.
+# and a known rate (tc tbf on each host's egress). See README.md next to this file.
 #
 #   cluster.sh up --hosts N --delay-us D --rate RATE [options]   bring a cluster up
 #   cluster.sh mpiexec [--timeout S] [--] [mpiexec args]          run MPI across its hosts
@@ -30,7 +30,7 @@ usage() {
   cat <<'EOF'
 up options:
   --hosts N         hosts (namespaces); 2: one veth pair, N>2: a bridge in a switch namespace
-  --delay-us D      one-way delay added at each host's egress (0: no delay line)
+  --delay-us D      one-way delay, added once per direction (0: no delay line)
   --rate RATE       tc rate at each host's egress, e.g. 1gbit, 100mbit (none: unshaped)
   --burst B         tbf burst (auto: 150 us at the rate, at least 2 frames)
   --latency L       tbf queue latency (20ms)
@@ -213,6 +213,8 @@ cmd_up() {
     echo "$sw" >>"$state/namespaces"
     ip -n "$sw" link set lo up
     ip netns exec "$sw" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 || true
+    # Bridged frames need not pass the switch's (empty) iptables.
+    ip netns exec "$sw" sysctl -qw net.bridge.bridge-nf-call-iptables=0 2>/dev/null || true
     ip -n "$sw" link add br0 type bridge
     ip -n "$sw" link set br0 up
     for ((i = 0; i < hosts; i++)); do
@@ -264,6 +266,10 @@ cmd_up() {
         sleep 0.05
       done
       [ -s "$ready" ] || die "delay line on h$i did not start: $(cat "$state/delayline-h$i.log")"
+      # ingress: held in the receiver after its veth, so the sender's TCP sees its
+      # packets leave at once, as on a wire (held at egress, before the qdisc, they
+      # count as queued in the sending host: TCP small queues and autocorking then
+      # add ~11 us one-way at every D >= 20 us, measured; see README.md).
       local rule=(POSTROUTING -o "$IFACE")
       [ "$where" = ingress ] && rule=(PREROUTING -i "$IFACE")
       if ! ip netns exec "$ns" iptables -t mangle -A "${rule[@]}" -j NFQUEUE --queue-num $QUEUE 2>"$state/ipt.err"; then

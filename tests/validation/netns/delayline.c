@@ -65,6 +65,7 @@ struct stats {
   uint64_t late_hist[LATE_BINS];
 };
 static struct stats total, interval;
+static int64_t wake_lead_ns; /* how early timed wake-ups are requested (learnt) */
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -83,8 +84,9 @@ static void print_stats(const char *what, const struct stats *st) {
   double mean_late = st->released ? (double)st->late_sum_ns / (double)st->released / 1000.0 : 0.0;
   fprintf(stderr,
           "delayline: %s: released %" PRIu64 " packets in %" PRIu64 " batches, late by mean %.1f us, max %.1f us, "
-          "lost notifications %" PRIu64 "\n",
-          what, st->released, st->batches, mean_late, (double)st->late_max_ns / 1000.0, st->recv_errors);
+          "lost notifications %" PRIu64 ", timer wake-up lead %.1f us\n",
+          what, st->released, st->batches, mean_late, (double)st->late_max_ns / 1000.0, st->recv_errors,
+          (double)wake_lead_ns / 1000.0);
   fprintf(stderr, "delayline: %s: lateness histogram (us):", what);
   for (size_t b = 0; b < LATE_BINS; b++) {
     if (b < LATE_BINS - 1)
@@ -239,7 +241,6 @@ int main(int argc, char **argv) {
   /* Timer wake-ups come late by a roughly constant amount (~27 us on a VM): learn it
    * (a running mean of how late the timed wake-ups were) and ask to be woken that
    * much earlier, so that only the remaining jitter has to be spun away. */
-  int64_t wake_lead_ns = 0;
   struct pollfd pfd = {.fd = fd, .events = POLLIN};
   while (!stop) {
     int64_t now = now_ns();
