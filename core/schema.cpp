@@ -47,6 +47,23 @@ std::string rank_group(long long ranks) {
   return name;
 }
 
+void for_each_rank_group(const h5::Group& root, const std::string& top,
+                         const std::function<void(const RankGroup&)>& visit) {
+  if (!root.has(top)) return;
+  h5::Group t = root.group(top);
+  for (const auto& level : t.children()) {
+    h5::Group lg = t.group(level);
+    for (const auto& bench : lg.children()) {
+      h5::Group bg = lg.group(bench);
+      for (const auto& dtype : bg.children()) {
+        h5::Group dg = bg.group(dtype);
+        for (const auto& ranks : dg.children())
+          if (ranks.size() > 1 && ranks[0] == 'p') visit({dg.group(ranks), level, bench, dtype});
+      }
+    }
+  }
+}
+
 h5::File open_checked(const std::string& path, const Schema& schema, h5::File::Mode mode) {
   h5::File file(path, mode);
   if (!file.has("meta"))

@@ -2,6 +2,7 @@
 // The two versioned file kinds of sextant (docs/file-formats.md): the results file
 // a run writes and the model file a fit writes. Both carry /meta with the schema
 // name, its version and the provenance of what produced them.
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,6 +37,15 @@ Provenance read_provenance(const h5::Group& meta);
 
 // Name of the group holding one communicator size: "p4" for 4 ranks.
 std::string rank_group(long long ranks);
+
+// Visits every <top>/<level>/<benchmark>/<dtype>/p<ranks> group (results and model
+// files lay out communication data this way), in name order.
+struct RankGroup {
+  const h5::Group& group;
+  const std::string &level, &benchmark, &dtype;
+};
+void for_each_rank_group(const h5::Group& root, const std::string& top,
+                         const std::function<void(const RankGroup&)>& visit);
 
 // Opens a file and checks that it is of this schema and version, with the required
 // objects. Every failure says which file and what is wrong, on one line.

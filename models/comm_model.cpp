@@ -14,22 +14,10 @@
 namespace sextant::model {
 namespace {
 
-// Walks comm/<level>/<benchmark>/<dtype>/p<ranks> groups (one per rank count).
+// The (group, level, benchmark, dtype) visitor the readers below are written against.
 template <class Fn>
 void for_each_comm_group(const h5::Group& root, const std::string& top, Fn fn) {
-  if (!root.has(top)) return;
-  h5::Group comm = root.group(top);
-  for (const auto& level : comm.children()) {
-    h5::Group lg = comm.group(level);
-    for (const auto& bench : lg.children()) {
-      h5::Group bg = lg.group(bench);
-      for (const auto& dtype : bg.children()) {
-        h5::Group dg = bg.group(dtype);
-        for (const auto& ranks : dg.children())
-          if (ranks.size() > 1 && ranks[0] == 'p') fn(dg.group(ranks), level, bench, dtype);
-      }
-    }
-  }
+  for_each_rank_group(root, top, [&](const RankGroup& g) { fn(g.group, g.level, g.benchmark, g.dtype); });
 }
 
 void write_fit(h5::Group g, const CommFit& f) {

@@ -19,19 +19,7 @@ namespace {
 // "/comm/world/allreduce/float32/p2" for every measured communicator size in a file.
 std::vector<std::string> comm_groups(const h5::File& file) {
   std::vector<std::string> out;
-  if (!file.has("comm")) return out;
-  h5::Group comm = file.group("comm");
-  for (const auto& level : comm.children()) {
-    h5::Group lg = comm.group(level);
-    for (const auto& bench : lg.children()) {
-      h5::Group bg = lg.group(bench);
-      for (const auto& dtype : bg.children()) {
-        h5::Group dg = bg.group(dtype);
-        for (const auto& ranks : dg.children())
-          if (ranks.size() > 1 && ranks[0] == 'p') out.push_back("/comm/" + level + "/" + bench + "/" + dtype + "/" + ranks);
-      }
-    }
-  }
+  for_each_rank_group(file, "comm", [&](const RankGroup& g) { out.push_back(g.group.path()); });
   return out;
 }
 
