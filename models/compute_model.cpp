@@ -47,6 +47,11 @@ bool shape_contains(const std::string& whole, const std::string& part) {
   return true;
 }
 
+std::string registry_kernel(const std::string& kernel, const std::string& shape) {
+  if (kernel == "gemm" && shape_contains(shape, "beta=1")) return "gemm_accumulate";
+  return kernel;
+}
+
 std::string variant_key(const std::string& kernel, const std::string& shape) {
   // Transposed operands change a GEMM's memory access, not its counts: a variant each.
   std::string flags;
@@ -240,8 +245,9 @@ std::vector<OperatorHoldout> operator_holdout(const std::string& results_path) {
   return out;
 }
 
-ComputeModel::Estimate ComputeModel::predict(const std::string& op, const std::string& dtype, double flops,
+ComputeModel::Estimate ComputeModel::predict(const std::string& op_name, const std::string& dtype, double flops,
                                              double bytes, const std::string& family, const std::string& shape) const {
+  const std::string op = registry_kernel(op_name, shape);
   Estimate e;
   if (use_points && !shape.empty())
     for (const auto& p : points)

@@ -29,6 +29,9 @@ std::vector<OperatorHoldout> operator_holdout(const std::string& results_path);
 // "gemm[ta=0,tb=1]" for a shape with transposition flags, else the kernel name.
 std::string variant_key(const std::string& kernel, const std::string& shape);
 bool shape_contains(const std::string& whole, const std::string& part);
+// The kernel registry's name for a plan's operator: a GEMM whose shape says beta=1
+// (accumulating into C) is measured as "gemm_accumulate".
+std::string registry_kernel(const std::string& kernel, const std::string& shape);
 
 struct ComputeModel {
   Ceilings ceilings;

@@ -1,4 +1,5 @@
-// Descriptors of GEMM and batched GEMM (C = op(A) op(B), alpha = 1, beta = 0).
+// Descriptors of GEMM and batched GEMM (C = op(A) op(B), alpha = 1, beta = 0), and of
+// the accumulating GEMM (C += op(A) op(B), beta = 1: weight gradients over micro-batches).
 #include "kernels/gemm.hpp"
 
 #include <algorithm>
@@ -10,7 +11,8 @@ namespace sextant::kernels::descriptors {
 namespace {
 
 // Batched when Batched, else one rank-2 problem. ta, tb in the shape select transposes.
-template <bool Batched>
+// Accumulate: beta = 1, C is an input too (every run adds to it).
+template <bool Batched, bool Accumulate = false>
 struct GemmInstance {
   template <class Scalar>
   class Of final : public Instance {
@@ -30,31 +32,38 @@ struct GemmInstance {
     void run() override {
       const Trans ta = ta_ ? Trans::yes : Trans::no, tb = tb_ ? Trans::yes : Trans::no;
       if constexpr (Batched) {
-        gemm_batched(exec_, ta, tb, Scalar(1), A_, B_, Scalar(0), C_);
+        gemm_batched(exec_, ta, tb, Scalar(1), A_, B_, Scalar(beta), C_);
       } else {
         auto A = Kokkos::subview(A_, 0, Kokkos::ALL, Kokkos::ALL);
         auto B = Kokkos::subview(B_, 0, Kokkos::ALL, Kokkos::ALL);
         auto C = Kokkos::subview(C_, 0, Kokkos::ALL, Kokkos::ALL);
-        gemm(exec_, ta, tb, Scalar(1), A, B, Scalar(0), C);
+        gemm(exec_, ta, tb, Scalar(1), A, B, Scalar(beta), C);
       }
       exec_.fence();
     }
 
     Validation validate() override {
       Validation v;
-      poison(C_);
+      // With beta = 0 C is poisoned, so unwritten elements show; with beta = 1 C is an
+      // input (positive values), and an unwritten element keeps its old value, which
+      // differs from the expected one because every product added is positive.
+      std::vector<double> C;
+      if (Accumulate)
+        C = to_host(C_);
+      else
+        poison(C_);
       run();
       const auto A = to_host(A_), B = to_host(B_);
-      const std::vector<double> C;  // beta = 0: C is not an input
       reference::Bounded ref;
       // Rows sampled on large shapes; every batch entry is checked.
       const auto rows = reference::sample_rows(M_, double(N_) * K_ * batch_, reference_budget);
-      ref = reference::gemm(batch_, M_, N_, K_, ta_, tb_, 1.0, A, B, 0.0, C, unit_roundoff<Scalar>(), rows);
+      ref = reference::gemm(batch_, M_, N_, K_, ta_, tb_, 1.0, A, B, double(beta), C, unit_roundoff<Scalar>(), rows);
       compare(v, "C", to_host(C_), ref);
       return v;
     }
 
    private:
+    static constexpr int beta = Accumulate ? 1 : 0;
     Exec exec_;
     std::int64_t batch_, M_, N_, K_;
     bool ta_, tb_;
@@ -120,7 +129,19 @@ std::vector<KernelInfo> gemm_kernels() {
     return gemm_bytes(double(s["M"]), double(s["N"]), double(s["K"]), double(size_of(t)), double(s["batch"]));
   };
   b.make = &make_real<GemmInstance<true>::template Of>;
-  return {g, b};
+
+  // C += op(A) op(B): what a weight-gradient GEMM does when gradients accumulate over
+  // micro-batches. Same shapes; C is read as well as written.
+  KernelInfo acc = g;
+  acc.name = "gemm_accumulate";
+  acc.counting =
+      "2 M N K FLOPs (the additions into C not counted); bytes: compulsory traffic, A, B read once, C read "
+      "and written once ((M K + K N + 2 M N) scalars)";
+  acc.bytes = [](const Shape& s, Dtype t) {
+    return gemm_bytes(double(s["M"]), double(s["N"]), double(s["K"]), double(size_of(t)), 1, true);
+  };
+  acc.make = &make_real<GemmInstance<false, true>::template Of>;
+  return {g, b, acc};
 }
 
 }  // namespace sextant::kernels::descriptors

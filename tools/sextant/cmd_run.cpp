@@ -132,9 +132,9 @@ long long run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts
       for (const auto& st : model::plan_step(e.config).stages)
         for (const auto* phase : {&st.forward, &st.backward, &st.optimizer})
           for (const auto& op : phase->compute)
-            if (compute::is_kernel(op.kernel)) {
-              kernels.insert(op.kernel);
-              compute_opts.kernels.cases.emplace_back(op.kernel, op.shape);
+            if (std::string k = model::registry_kernel(op.kernel, op.shape); compute::is_kernel(k)) {
+              kernels.insert(k);
+              compute_opts.kernels.cases.emplace_back(k, op.shape);
             }
     compute_opts.kernels.kernels.assign(kernels.begin(), kernels.end());
   }
