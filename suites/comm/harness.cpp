@@ -114,7 +114,7 @@ class Sweep {
  private:
   bool is_root() const { return rank_ == 0; }
 
-  Case make_case(const Benchmark& b, Dtype dtype, std::size_t count) const {
+  Case make_case(Dtype dtype, std::size_t count) const {
     Case c;
     c.comm = comm_;
     c.rank = rank_;
@@ -124,7 +124,6 @@ class Sweep {
     c.count = count;
     c.window = o_.window;
     c.wait = wait_;
-    (void)b;
     return c;
   }
 
@@ -243,7 +242,7 @@ class Sweep {
     }
 
     // Validation first: out-of-place, then in-place where the benchmark has it.
-    Case base = make_case(b, dtype, count);
+    Case base = make_case(dtype, count);
     base.in_place = o_.time_in_place && b.in_place_offset;
     for (int k = 0; k < o_.check_iterations; ++k) {
       s.wrong += check(b, base, sends[0], recvs[0], false);
