@@ -51,12 +51,17 @@ void split_heads(const Exec& exec, V2 src, Scalar* dst_data, std::int64_t b, std
   const std::int64_t T = b * S, Hl = Al * D;
   if (std::int64_t(src.extent(0)) != T || std::int64_t(src.extent(1)) != G * Hl)
     throw std::invalid_argument("sextant::split_heads: shapes do not match");
-  using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>;
+  // One token per iteration, its G x Al heads of D contiguous elements copied whole
+  // (c = (g Al + h) D + d): no index division in the inner loops.
   Kokkos::parallel_for(
-      "sextant::split_heads", Policy(exec, {0, 0}, {T, G * Hl}),
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t c) {
-        const std::int64_t bi = i / S, s = i % S, g = c / Hl, h = (c % Hl) / D, d = c % D;
-        dst_data[(((g * b + bi) * Al + h) * S + s) * D + d] = src(i, c);
+      "sextant::split_heads", Kokkos::RangePolicy<Exec>(exec, 0, T), KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::int64_t bi = i / S, s = i % S;
+        for (std::int64_t g = 0; g < G; ++g)
+          for (std::int64_t h = 0; h < Al; ++h) {
+            const std::int64_t c0 = (g * Al + h) * D;
+            Scalar* out = dst_data + (((g * b + bi) * Al + h) * S + s) * D;
+            for (std::int64_t d = 0; d < D; ++d) out[d] = src(i, c0 + d);
+          }
       });
 }
 
@@ -66,12 +71,15 @@ void merge_heads(const Exec& exec, const Scalar* src_data, V2 dst, std::int64_t 
   const std::int64_t T = b * S, Hl = Al * D;
   if (std::int64_t(dst.extent(0)) != T || std::int64_t(dst.extent(1)) != G * Hl)
     throw std::invalid_argument("sextant::merge_heads: shapes do not match");
-  using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>;
   Kokkos::parallel_for(
-      "sextant::merge_heads", Policy(exec, {0, 0}, {T, G * Hl}),
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t c) {
-        const std::int64_t bi = i / S, s = i % S, g = c / Hl, h = (c % Hl) / D, d = c % D;
-        dst(i, c) = src_data[(((g * b + bi) * Al + h) * S + s) * D + d];
+      "sextant::merge_heads", Kokkos::RangePolicy<Exec>(exec, 0, T), KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::int64_t bi = i / S, s = i % S;
+        for (std::int64_t g = 0; g < G; ++g)
+          for (std::int64_t h = 0; h < Al; ++h) {
+            const std::int64_t c0 = (g * Al + h) * D;
+            const Scalar* in = src_data + (((g * b + bi) * Al + h) * S + s) * D;
+            for (std::int64_t d = 0; d < D; ++d) dst(i, c0 + d) = in[d];
+          }
       });
 }
 

@@ -202,6 +202,7 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
 
     const bool tracing = o.trace && step == 0;
     rec.start_step();
+    rec.set_profiling(o.profile && step >= o.warmup);
     rec.trace_dp(tracing ? &traced.dp_sync : nullptr);
     dp.begin_step();
     const double t0 = MPI_Wtime();
@@ -252,6 +253,8 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
     allreduce(&contribution, &total, 1, MPI_DOUBLE, MPI_SUM, layout.world, o.wait);
     result.loss.push_back(total / (double(c.global_batch) * c.seq));
   }
+
+  result.kernels = rec.profile();
 
   // Every rank's phases of every measured step, to every rank.
   constexpr int fields = sizeof(PhaseTimes) / sizeof(double);

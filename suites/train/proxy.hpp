@@ -7,6 +7,8 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "models/train_plan.hpp"
@@ -22,6 +24,7 @@ struct TrainRunOptions {
   // Optimizer hyper-parameters (they change the loss, never the cost).
   double lr = 1e-2, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   bool trace = false;    // record the ops of step 0 into TrainResult::executed
+  bool profile = false;  // time per (kernel, shape) over the measured steps: TrainResult::kernels
 };
 
 // Seconds one rank spent in one step, by kind. compute = kernels (fenced); *_comm =
@@ -49,6 +52,9 @@ struct TrainResult {
   std::vector<double> step_time;   // steps entries: max over ranks of the rank's step time
   std::vector<PhaseTimes> samples; // steps x ranks, row-major: every rank's phases per step
   std::vector<RankCoords> coords;  // per world rank: its place on the grid
+  // With options.profile, this rank's kernels over the measured steps:
+  // "kernel shape" -> (total seconds, calls).
+  std::map<std::string, std::pair<double, long>> kernels;
   model::StagePlan executed;       // with options.trace: what this rank ran in step 0 (its
                                    // stage's plan as traced; compare with plan_step)
 

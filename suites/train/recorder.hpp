@@ -10,6 +10,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,8 +58,19 @@ class Recorder {
       case Pass::optimizer: times_.optimizer += t; break;
     }
     if (phase_) phase_->compute.push_back(describe());
+    if (profiling_) {
+      auto op = describe();
+      auto& [seconds, calls] = profile_[op.kernel + " " + op.shape];
+      seconds += t;
+      ++calls;
+    }
     for (Poller* p : pollers_) p->poll();
   }
+
+  // Per (kernel, shape): total seconds and calls while profiling (a diagnostic: the
+  // descriptions are built for every kernel then).
+  void set_profiling(bool on) { profiling_ = on; }
+  const std::map<std::string, std::pair<double, long>>& profile() const { return profile_; }
 
   // Time spent in communication (the caller has fenced what the message depends on).
   template <class Run, class Describe>
@@ -89,6 +101,8 @@ class Recorder {
   model::Phase* phase_ = nullptr;
   std::vector<model::CommOp>* dp_sync_ = nullptr;
   std::vector<Poller*> pollers_;
+  bool profiling_ = false;
+  std::map<std::string, std::pair<double, long>> profile_;
 };
 
 }  // namespace sextant::train

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "core/error.hpp"
@@ -24,6 +25,28 @@ model::TrainConfig model_size(const std::string& size) {
   c.micro_batch = 2;
   c.dtype = "float32";
   return c;
+}
+
+// Rank 0's kernels by total time: mean seconds per call inside the step, the compute
+// suite's measurement of the same kernel and shape (from the model file), their ratio.
+void print_kernel_profile(const TrainResult& r, const model::ComputeModel& compute, const std::string& dtype) {
+  std::vector<std::pair<std::string, std::pair<double, long>>> ks(r.kernels.begin(), r.kernels.end());
+  std::sort(ks.begin(), ks.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::printf("  %-58s %8s %11s %11s %7s\n", "kernel shape (rank 0, by total time)", "calls", "in step(us)",
+              "model(us)", "ratio");
+  for (std::size_t i = 0; i < ks.size() && i < 10; ++i) {
+    const auto& [key, v] = ks[i];
+    auto space = key.find(' ');
+    std::string kernel = key.substr(0, space), shape = key.substr(space + 1);
+    double mean = v.first / static_cast<double>(v.second);
+    auto e = compute.predict(kernel, dtype, 0, 0, "", shape);  // the measured point, when there is one
+    if (e.model != "measured") {
+      std::printf("  %-58s %8ld %11.2f %11s %7s\n", key.substr(0, 58).c_str(), v.second, mean * 1e6, "-", "-");
+      continue;
+    }
+    std::printf("  %-58s %8ld %11.2f %11.2f %7.2f\n", key.substr(0, 58).c_str(), v.second, mean * 1e6,
+                e.seconds * 1e6, mean / e.seconds);
+  }
 }
 
 }  // namespace
@@ -81,6 +104,8 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
   run.steps = o.steps;
   run.warmup = o.warmup;
   run.wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
+  // Diagnostic: each kernel's time inside the step against the compute model's estimate.
+  run.profile = std::getenv("SEXTANT_TRAIN_PROFILE") != nullptr;
   for (const auto& entry : sweep) {
     SweepRow row{entry.name};
     model::StepPrediction predicted;
@@ -155,6 +180,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
                  "total,forward,backward,optimizer,tp_comm,pp_comm,dp_comm,pipeline_idle,other");
       results->flush();
     }
+    if (run.profile) print_kernel_profile(r, *compute, entry.config.dtype);
     rows.push_back(row);
   }
   if (rt.is_root()) {
