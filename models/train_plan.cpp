@@ -412,4 +412,17 @@ StepPlan plan_step(const TrainConfig& config) {
   return plan;
 }
 
+double step_working_set_bytes(const StepPlan& plan, int stage) {
+  const TrainConfig& c = plan.config;
+  const StagePlan& st = plan.stages.at(stage);
+  const double element = c.dtype == "float64" ? 8 : 4;
+  const double state_copies = 2 + (c.optimizer == Optimizer::adamw ? (c.zero1 ? 2.0 / c.dp : 2.0) : 0.0);
+  double forward_bytes = 0;
+  for (const auto& op : st.forward.compute) forward_bytes += op.bytes;
+  // GPipe keeps every micro-batch's activations; 1F1B at most one per later stage.
+  const int stages = static_cast<int>(plan.stages.size()), micro = c.micro_batches();
+  const int in_flight = c.schedule == Schedule::gpipe ? micro : std::min(micro, stages - stage);
+  return st.parameters * element * state_copies + forward_bytes * in_flight;
+}
+
 }  // namespace sextant::model

@@ -73,4 +73,11 @@ struct StepPlan {
 
 StepPlan plan_step(const TrainConfig& config);
 
+// About how many distinct bytes a rank of this stage touches in one step: parameters,
+// gradients and optimizer state, plus what the forward passes of the micro-batches in
+// flight move (their activations stay for the backward). Between two calls of one
+// operator a rank streams about this much through its caches: it says which cache
+// state the step's operators meet.
+double step_working_set_bytes(const StepPlan& plan, int stage);
+
 }  // namespace sextant::model

@@ -63,11 +63,13 @@ std::vector<KernelDescription> list_kernels() {
   return out;
 }
 
-// The shapes of the cases that name this kernel, in its parameter order.
-std::vector<k::Shape> shapes_of_cases(const k::KernelInfo& kernel,
-                                      const std::vector<std::pair<std::string, std::string>>& cases) {
-  std::vector<k::Shape> out;
-  for (const auto& [name, text] : cases) {
+// The shapes of the cases that name this kernel, in its parameter order, each with its
+// flush size (a shape named twice: the larger).
+std::vector<std::pair<k::Shape, long long>> shapes_of_cases(const k::KernelInfo& kernel,
+                                                            const std::vector<KernelCase>& cases,
+                                                            long long default_flush) {
+  std::vector<std::pair<k::Shape, long long>> out;
+  for (const auto& [name, text, flush] : cases) {
     if (name != kernel.name) continue;
     std::map<std::string, std::int64_t> given;
     for (const auto& item : split_list(text)) {
@@ -80,14 +82,17 @@ std::vector<k::Shape> shapes_of_cases(const k::KernelInfo& kernel,
       if (it == given.end()) throw UsageError("case " + name + " '" + text + "': no value for parameter " + p);
       shape.dims.emplace_back(p, it->second);
     }
-    if (std::none_of(out.begin(), out.end(), [&](const k::Shape& s) { return s.str() == shape.str(); }))
-      out.push_back(shape);
+    const long long bytes = flush < 0 ? default_flush : flush;
+    auto same = std::find_if(out.begin(), out.end(), [&](const auto& s) { return s.first.str() == shape.str(); });
+    if (same == out.end()) out.emplace_back(shape, bytes);
+    else same->second = std::max(same->second, bytes);
   }
   return out;
 }
 
 // Reads and writes every element: evicts whatever the timed kernel left in cache.
-void flush_caches(const Kokkos::View<double*>& buffer) {
+template <class View>
+void flush_caches(const View& buffer) {
   Kokkos::parallel_for(
       "sextant::compute::flush_caches", Kokkos::RangePolicy<>(0, buffer.extent(0)),
       KOKKOS_LAMBDA(const std::int64_t i) { buffer(i) = buffer(i) * 0.5 + 1.0; });
@@ -96,7 +101,9 @@ void flush_caches(const Kokkos::View<double*>& buffer) {
 
 std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
   check_names(o);
-  Kokkos::View<double*> flush("sextant::compute::flush", o.flush_bytes > 0 ? o.flush_bytes / 8 : 0);
+  long long most_flushed = o.flush_bytes;
+  for (const auto& c : o.cases) most_flushed = std::max(most_flushed, c.flush_bytes);
+  Kokkos::View<double*> flush("sextant::compute::flush", most_flushed > 0 ? most_flushed / 8 : 0);
   const stats::StopRule rule = o.stop ? *o.stop : (o.quick ? MeasureOptions::quick_rule() : MeasureOptions::standard_rule());
   const k::ShapeSet set = o.quick ? k::ShapeSet::quick : (o.full_shapes ? k::ShapeSet::full : k::ShapeSet::quick);
   std::vector<KernelMeasurement> out;
@@ -107,9 +114,13 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
           std::none_of(o.dtypes.begin(), o.dtypes.end(), [&](const std::string& d) { return k::parse_dtype(d) == dtype; }))
         continue;
       // A kernel named in the cases runs at those shapes only; others at their shape set.
-      const auto case_shapes = shapes_of_cases(kernel, o.cases);
-      for (const auto& shape : case_shapes.empty() ? kernel.shapes(set) : case_shapes) {
+      auto shapes = shapes_of_cases(kernel, o.cases, o.flush_bytes);
+      if (shapes.empty())
+        for (auto& shape : kernel.shapes(set)) shapes.emplace_back(std::move(shape), o.flush_bytes);
+      for (const auto& [shape, flush_bytes] : shapes) {
         KernelMeasurement m;
+        m.flush_bytes = flush_bytes;
+        const auto flush_view = Kokkos::subview(flush, std::make_pair(0LL, std::max(0LL, flush_bytes) / 8));
         m.name = kernel.name;
         m.family = kernel.family;
         m.pass = kernel.pass;
@@ -131,7 +142,7 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
         for (int w = 0; w < o.warmup; ++w) instance->run();
         const double start = now_seconds();
         for (;;) {
-          if (flush.extent(0) > 0) flush_caches(flush);
+          if (flush_view.extent(0) > 0) flush_caches(flush_view);
           const double t0 = now_seconds();
           instance->run();  // fences before returning
           m.seconds.push_back(now_seconds() - t0);
@@ -147,6 +158,7 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
           line << m.name << " " << m.dtype << " " << m.shape << ": median " << m.summary.median * 1e3 << " ms ("
                << m.seconds.size() << " runs), " << format_rate(m.flop_rate(), "FLOP/s") << ", "
                << format_rate(m.byte_rate(), "B/s");
+          if (m.flush_bytes > 0) line << ", after " << format_bytes(double(m.flush_bytes)) << " flushed";
           if (m.validated) line << (m.valid ? ", valid" : ", WRONG: " + m.validation_message);
           o.progress(line.str());
         }

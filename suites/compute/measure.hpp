@@ -24,21 +24,27 @@ struct KernelDescription {
 };
 std::vector<KernelDescription> list_kernels();
 
+// One exact case: a kernel at a "key=value,..." shape (keys the kernel does not take are
+// ignored; missing ones are an error), optionally with its own flush size.
+struct KernelCase {
+  std::string kernel, shape;
+  long long flush_bytes = -1;  // < 0: MeasureOptions::flush_bytes
+};
+
 struct MeasureOptions {
   bool quick = false;                 // quick shapes and short budgets: all kernels in < 30 s
   std::vector<std::string> kernels;   // names; empty: all (unknown name: UsageError)
   std::vector<std::string> families;  // families; empty: all
   std::vector<std::string> dtypes;    // empty: every dtype a kernel supports here
   bool full_shapes = false;           // the larger shape set (ignored when quick)
-  // Exact cases instead of the registry's shape sets: kernel name and "key=value,..."
-  // shape (keys the kernel does not take are ignored; missing ones are an error).
-  // Used to calibrate operator models at the shapes a training run executes.
-  std::vector<std::pair<std::string, std::string>> cases;
+  // Exact cases instead of the registry's shape sets (for the kernels they name). Used
+  // to calibrate operator models at the shapes, and in the cache state, of a training run.
+  std::vector<KernelCase> cases;
   bool validate = true;               // one validated run per case before timing
   int warmup = 1;                     // untimed runs per case
   // Bytes streamed through (untimed) before every timed run, so that a kernel finds its
-  // operands outside the core's private caches, as operators of a training step do
-  // (each op's inputs were evicted by the ops between); 0 = hot caches.
+  // operands evicted by that much other traffic, as an operator of a training step
+  // does by the ops between two of its calls; 0 = hot caches.
   long long flush_bytes = 0;
   std::optional<stats::StopRule> stop;  // per case; default: quick or standard rule below
   std::size_t min_runs = 3;             // timed runs per case, whatever the rule's budget says
@@ -56,6 +62,7 @@ struct KernelMeasurement {
   std::string counting;                                    // what flops and bytes count
   double flops = 0;  // per run, analytic
   double bytes = 0;  // per run, analytic
+  long long flush_bytes = 0;    // streamed through before each timed run
   std::vector<double> seconds;  // one per timed run, each fenced
   stats::Summary summary;       // of seconds
   stats::StopReason stop_reason = stats::StopReason::budget;

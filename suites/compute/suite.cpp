@@ -24,7 +24,7 @@ void write_kernels(ResultsFile& file, const std::vector<KernelMeasurement>& all)
     g.set_attr("pass", ms.front()->pass);
     g.set_attr("counting", ms.front()->counting);
     std::vector<std::string> shape, stop, message;
-    std::vector<double> flops, bytes, median, lo, hi, mn, mean, mx, p95, cv, err;
+    std::vector<double> flops, bytes, median, lo, hi, mn, mean, mx, p95, cv, err, flushed;
     std::vector<std::int64_t> reps, wrong, valid;
     h5::Group samples = g.create_group("samples");
     for (std::size_t i = 0; i < ms.size(); ++i) {
@@ -45,6 +45,7 @@ void write_kernels(ResultsFile& file, const std::vector<KernelMeasurement>& all)
       wrong.push_back(static_cast<std::int64_t>(m.wrong));
       valid.push_back(m.valid ? 1 : 0);
       err.push_back(m.error_ratio);
+      flushed.push_back(double(m.flush_bytes));
       message.push_back(m.validation_message);
       char name[32];
       std::snprintf(name, sizeof name, "%03zu", i);
@@ -54,6 +55,7 @@ void write_kernels(ResultsFile& file, const std::vector<KernelMeasurement>& all)
     g.write("flops", flops);
     g.write("bytes", bytes);
     g.write("median", median);
+    g.write("flush_bytes", flushed);
     g.write("ci_lo", lo);
     g.write("ci_hi", hi);
     g.write("min", mn);

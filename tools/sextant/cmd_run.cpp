@@ -126,24 +126,30 @@ long long run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts
     comm_opts.benchmarks = {"pingpong", "bandwidth", "allreduce", "reduce_scatter", "allgather", "reduce_local"};
   if (!a.sizes_given) comm_opts.sizes = {4, 4 << 20};
   comm_opts.dtypes = {comm::Dtype::float32};
+  // The operators of a step find their operands evicted by the ops in between: each
+  // kernel is measured after streaming its stage's step working set through the caches
+  // (at most 4 x the last-level cache, or 32 MiB where a VM reports a host's huge L3).
+  const long long llc = rt.machine().last_level_cache_bytes();
+  compute_opts.kernels.flush_bytes = 4 * std::max<long long>(llc > (64LL << 20) ? 8LL << 20 : llc, 1LL << 20);
   if (compute_opts.kernels.kernels.empty()) {
     std::set<std::string> kernels{"peak_fma"};
-    for (const auto& e : sweep)
-      for (const auto& st : model::plan_step(e.config).stages)
+    for (const auto& e : sweep) {
+      const auto plan = model::plan_step(e.config);
+      for (int s = 0; s < int(plan.stages.size()); ++s) {
+        const auto& st = plan.stages[s];
+        const long long flush = std::min(compute_opts.kernels.flush_bytes,
+                                         static_cast<long long>(model::step_working_set_bytes(plan, s)));
         for (const auto* phase : {&st.forward, &st.backward, &st.optimizer})
           for (const auto& op : phase->compute)
             if (std::string k = model::registry_kernel(op.kernel, op.shape); compute::is_kernel(k)) {
               kernels.insert(k);
-              compute_opts.kernels.cases.emplace_back(k, op.shape);
+              compute_opts.kernels.cases.push_back({k, op.shape, flush});
             }
+      }
+    }
     compute_opts.kernels.kernels.assign(kernels.begin(), kernels.end());
   }
   compute_opts.kernels.dtypes = {"float32"};
-  // The operators of a step find their operands evicted by the ops in between.
-  compute_opts.kernels.flush_bytes = 4 * std::max<long long>(rt.machine().last_level_cache_bytes() > (64LL << 20)
-                                                                 ? 8LL << 20
-                                                                 : rt.machine().last_level_cache_bytes(),
-                                                             1LL << 20);
   compute_opts.sweep.dtype = "float32";
   long long wrong = comm::run_comm_suite(rt, comm_opts, results.get());
   wrong += compute::run_compute_suite(rt, compute_opts, results.get());

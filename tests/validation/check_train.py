@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Predicted vs measured training steps, over several train-suite results files.
+
+    check_train.py LABEL=RESULTS.h5 [LABEL=RESULTS.h5 ...] [--min-configs N]
+                   [--median PCT] [--max PCT]
+
+Prints one row per configuration (network, step time measured and predicted, error,
+the share of the step spent communicating or waiting for a neighbour) and the
+summary over all of them; exits 1 when there are fewer configurations than asked,
+any ran oversubscribed, a loss did not fall, or the median or max |error| is over
+its limit.
+"""
+import argparse
+import statistics
+import sys
+
+import h5py
+
+
+def rows_of(label, path):
+    with h5py.File(path, "r") as f:
+        if "train" not in f:
+            sys.exit(f"{path}: no /train group: the train sweep did not run")
+        for name, g in f["train"].items():
+            a = g.attrs
+            phases = g["measured_phases"][()]
+            cols = a["measured_phases_columns"]
+            cols = (cols.decode() if isinstance(cols, bytes) else cols).split(",")
+            waiting = [cols.index(c) for c in ("tp_comm", "pp_comm", "dp_comm", "pipeline_idle")]
+            total = cols.index("total")
+            share = max(sum(r[i] for i in waiting) / r[total] for r in phases)
+            loss = g["loss"][()]
+            yield {
+                "network": label, "config": name, "measured": a["measured_median"],
+                "predicted": a["predicted"], "error": a["error"], "error_models_only": a["error_models_only"],
+                "comm_share": share, "oversubscribed": int(a["oversubscribed"]),
+                "loss_falls": loss[-1] < loss[0],
+            }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("runs", nargs="+", help="LABEL=RESULTS.h5")
+    ap.add_argument("--min-configs", type=int, default=1)
+    ap.add_argument("--median", type=float, default=10.0, help="limit on the median |error|, percent")
+    ap.add_argument("--max", type=float, default=25.0, help="limit on the max |error|, percent")
+    args = ap.parse_args()
+    rows = []
+    for run in args.runs:
+        label, _, path = run.rpartition("=")
+        if not label:
+            ap.error(f"'{run}': expected LABEL=RESULTS.h5")
+        rows.extend(rows_of(label, path))
+
+    print(f"{'network':<26} {'configuration':<18} {'measured(ms)':>12} {'predicted(ms)':>13} {'error':>8} "
+          f"{'op-models':>9} {'comm+wait':>9}")
+    for r in rows:
+        print(f"{r['network']:<26} {r['config']:<18} {r['measured'] * 1e3:12.3f} {r['predicted'] * 1e3:13.3f} "
+              f"{100 * r['error']:7.1f}% {100 * r['error_models_only']:8.1f}% {100 * r['comm_share']:8.0f}%")
+    errors = [100 * abs(r["error"]) for r in rows]
+    median, worst = statistics.median(errors), max(errors)
+    for label in dict.fromkeys(r["network"] for r in rows):
+        e = [100 * abs(r["error"]) for r in rows if r["network"] == label]
+        print(f"{label}: {len(e)} configurations, median |error| {statistics.median(e):.1f}%  max |error| {max(e):.1f}%")
+    print(f"all {len(rows)} configurations: median |error| {median:.1f}%  max |error| {worst:.1f}%")
+
+    problems = []
+    if len(rows) < args.min_configs:
+        problems.append(f"{len(rows)} configurations, expected at least {args.min_configs}")
+    problems += [f"{r['network']} {r['config']}: ran oversubscribed" for r in rows if r["oversubscribed"]]
+    problems += [f"{r['network']} {r['config']}: the loss did not fall" for r in rows if not r["loss_falls"]]
+    if median > args.median:
+        problems.append(f"median |error| {median:.1f}% > {args.median:g}%")
+    if worst > args.max:
+        problems.append(f"max |error| {worst:.1f}% > {args.max:g}%")
+    for p in problems:
+        print("FAIL:", p)
+    if problems:
+        return 1
+    print(f"PASS: median |error| {median:.1f}% <= {args.median:g}%, max {worst:.1f}% <= {args.max:g}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
