@@ -148,9 +148,9 @@ double median(std::vector<double> v) {
 
 void Link::step(CostTerms& c, double m, double count) const {
   if (count <= 0) return;
-  const Segment& s = segment_for(*pt2pt, std::max(m, 0.0));
-  c.alpha_part += count * s.alpha;
-  c.beta_part += count * s.beta * m;
+  const PiecewiseTerms t = predict_terms(*pt2pt, std::max(m, 0.0));
+  c.alpha_part += count * t.alpha_part;
+  c.beta_part += count * t.beta_part;
 }
 
 std::vector<const CollectiveAlgorithm*> algorithms_for(std::string_view op) {

@@ -388,16 +388,26 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
   p.view = "direct";
   p.from = f;
   const auto& segs = f->fit.segments;
-  const Segment& s = segment_for(f->fit, bytes);
-  p.segment = static_cast<std::size_t>(&s - segs.data());
-  p.alpha_part = s.alpha;
-  p.beta_part = s.beta * bytes;
+  const PiecewiseTerms terms = predict_terms(f->fit, bytes);
+  const Segment& s = segs[terms.segment];
+  p.segment = terms.segment;
+  p.alpha_part = terms.alpha_part;
+  p.beta_part = terms.beta_part;
   p.seconds = p.alpha_part + p.beta_part;
   // Interval: the bootstrap intervals of alpha and beta, widened by the segment's
-  // typical relative residual (the scatter of single sizes about the line).
+  // typical relative residual (the scatter of single sizes about the line). In a gap
+  // between fitted ranges, also everything between the two segments' lines there.
   double lo = s.alpha_ci.lo + s.beta_ci.lo * bytes, hi = s.alpha_ci.hi + s.beta_ci.hi * bytes;
   p.lo = std::min(lo, p.seconds * (1 - s.rms_rel_residual));
   p.hi = std::max(hi, p.seconds * (1 + s.rms_rel_residual));
+  if (terms.bridged) {
+    p.bridged = true;
+    for (std::size_t i : {terms.left, terms.right}) {
+      const double line = segs[i].alpha + segs[i].beta * bytes;
+      p.lo = std::min(p.lo, line);
+      p.hi = std::max(p.hi, line);
+    }
+  }
   p.extrapolated_bytes = bytes < f->bytes_min || bytes > f->bytes_max;
   p.extrapolated_ranks = ranks != f->ranks;
   if (p.seconds > 0) p.busbw = bytes * f->data_bytes_per_byte / p.seconds * f->busbw_factor;

@@ -58,6 +58,7 @@ struct Prediction {
   double busbw = 0;                    // bytes/s
   const CommFit* from = nullptr;
   std::size_t segment = 0;
+  bool bridged = false;                // in the gap between two fitted ranges: interpolated (hockney.hpp)
   bool extrapolated_bytes = false;     // outside the fitted size range
   bool extrapolated_ranks = false;     // rank count differs from the fitted one
   std::string note;

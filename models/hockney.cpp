@@ -308,11 +308,33 @@ const Segment& segment_for(const PiecewiseFit& fit, double bytes) {
   return segs.back();  // above the range: extrapolate with the last segment
 }
 
-double predict(const PiecewiseFit& fit, double bytes) {
+PiecewiseTerms predict_terms(const PiecewiseFit& fit, double bytes) {
   if (!(std::isfinite(bytes) && bytes >= 0))
     throw std::invalid_argument("predict: message size must be non-negative and finite");
+  const auto& segs = fit.segments;
   const Segment& s = segment_for(fit, bytes);
-  return s.alpha + s.beta * bytes;
+  PiecewiseTerms t;
+  t.segment = static_cast<std::size_t>(&s - segs.data());
+  t.alpha_part = s.alpha;
+  t.beta_part = s.beta * bytes;
+  for (std::size_t i = 1; i < segs.size(); ++i) {
+    const Segment &a = segs[i - 1], &b = segs[i];
+    const double left = a.hi_bytes, right = b.lo_bytes;
+    if (!(bytes > left && bytes < right && left > 0)) continue;
+    const double t_left = a.alpha + a.beta * left, t_right = b.alpha + b.beta * right;
+    if (!(t_left > 0 && t_right > 0)) break;  // degenerate lines: keep the nearer one
+    const double w = std::log(bytes / left) / std::log(right / left);
+    const double seconds = std::exp((1 - w) * std::log(t_left) + w * std::log(t_right));
+    t.bridged = true;
+    t.left = i - 1;
+    t.right = i;
+    t.alpha_part = std::min((1 - w) * a.alpha + w * b.alpha, seconds);
+    t.beta_part = seconds - t.alpha_part;
+    break;
+  }
+  return t;
 }
+
+double predict(const PiecewiseFit& fit, double bytes) { return predict_terms(fit, bytes).seconds(); }
 
 }  // namespace sextant::model

@@ -274,9 +274,16 @@ def independent_prediction(g, n):
             k = j if math.log(n / left) <= math.log(right / n) else j + 1
         else:
             k = j if n - left <= right - n else j + 1
-    t = alpha[k] + beta[k] * n
+    t, alpha_part = alpha[k] + beta[k] * n, alpha[k]
+    if not inside and lo[0] <= n <= hi[-1] and hi[j] > 0:
+        # In a gap: a power law through the two segments' ends (a straight line on
+        # log-log axes), whose alpha part is the alphas weighted the same way.
+        t_left, t_right = alpha[j] + beta[j] * hi[j], alpha[j + 1] + beta[j + 1] * lo[j + 1]
+        w = math.log(n / hi[j]) / math.log(lo[j + 1] / hi[j])
+        t = t_left * (t_right / t_left) ** w
+        alpha_part = min(alpha[j] + w * (alpha[j + 1] - alpha[j]), t)
     a = g.attrs
-    return {"seconds": t, "alpha_part": alpha[k], "beta_part": beta[k] * n, "segment": k,
+    return {"seconds": t, "alpha_part": alpha_part, "beta_part": t - alpha_part, "segment": k,
             "busbw": n * a["data_bytes_per_byte"] / t * a["busbw_factor"] if t > 0 else 0.0,
             "extrapolated": bool(n < a["bytes_min"] or n > a["bytes_max"])}
 
@@ -785,10 +792,14 @@ class TestAlgorithmCosts(unittest.TestCase):
     def test_step_uses_the_segment_of_its_size(self):
         a1, b1, a2, b2 = 1e-6, 1e-9, 5e-6, 0.25e-9
         link = sf.Link([0, 4000], [1000, 1e12], [a1, a2], [b1, b2], 0.0)  # gap boundary: sqrt(1000*4000) = 2000
-        self.near(self.cost("allgather", "ring", 8 * 1500, 8, link).total(), 7 * (a1 + 1500 * b1), "below the boundary")
-        self.near(self.cost("allgather", "ring", 8 * 2500, 8, link).total(), 7 * (a2 + 2500 * b2), "above the boundary")
+        # In the gap (1000, 4000): the time at the two ends, interpolated on log-log axes;
+        # at 2000 bytes, halfway on a log scale, the geometric mean of the two ends.
+        t1000, t4000 = a1 + 1000 * b1, a2 + 4000 * b2
+        self.near(self.cost("allgather", "ring", 8 * 2000, 8, link).total(), 7 * math.sqrt(t1000 * t4000), "in the gap")
+        self.near(self.cost("allgather", "ring", 8 * 500, 8, link).total(), 7 * (a1 + 500 * b1), "first segment")
+        self.near(self.cost("allgather", "ring", 8 * 5000, 8, link).total(), 7 * (a2 + 5000 * b2), "second segment")
         self.near(self.cost("allreduce", "rabenseifner", 8000, 4, link).total(),
-                  2 * (a2 + 4000 * b2) + 2 * (a1 + 2000 * b1), "steps of two segments")
+                  2 * (a2 + 4000 * b2) + 2 * math.sqrt(t1000 * t4000), "steps of two segments")
         self.near(self.cost("bcast", "binomial", 10, 4, link).total(), 2 * (a1 + 10 * b1), "first segment")
         self.near(self.cost("barrier", "dissemination", 0, 8, link).total(), 3 * a1, "zero bytes")
 

@@ -332,9 +332,21 @@ TEST(HockneyPredict, InsideGapAndBeyondTheRange) {
   EXPECT_EQ(&segment_for(fit, 0), &eager);
   EXPECT_NEAR(predict(fit, 0), eager.alpha, 1e-18);
 
-  // Between 32 KiB and 64 KiB: the nearer range on a log scale.
+  // Between 32 KiB and 64 KiB: the nearer range on a log scale names the segment, and
+  // the time is interpolated on log-log axes between the two ranges' ends: at 45.25
+  // KiB (halfway on a log scale) the geometric mean of the times at 32 and 64 KiB.
   EXPECT_EQ(&segment_for(fit, 36 * KiB), &eager);
   EXPECT_EQ(&segment_for(fit, 60 * KiB), &rndv);
+  const double t32 = eager.alpha + eager.beta * eager.hi_bytes, t64 = rndv.alpha + rndv.beta * rndv.lo_bytes;
+  const double mid = std::sqrt(eager.hi_bytes * rndv.lo_bytes);
+  const auto terms = sextant::model::predict_terms(fit, mid);
+  EXPECT_TRUE(terms.bridged);
+  EXPECT_NEAR(terms.seconds(), std::sqrt(t32 * t64), 1e-12 * t64);
+  EXPECT_NEAR(terms.alpha_part, 0.5 * (eager.alpha + rndv.alpha), 1e-15);
+  EXPECT_GT(predict(fit, 40 * KiB), t32);  // between the ends, rising
+  EXPECT_LT(predict(fit, 40 * KiB), predict(fit, 50 * KiB));
+  EXPECT_LT(predict(fit, 50 * KiB), t64);
+  EXPECT_FALSE(sextant::model::predict_terms(fit, 1000).bridged);
 
   EXPECT_THROW(predict(fit, -1.0), std::invalid_argument);
   EXPECT_THROW(predict(PiecewiseFit{}, 1.0), std::invalid_argument);

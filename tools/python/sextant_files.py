@@ -359,9 +359,10 @@ class Link:
         """Adds count messages of m bytes to the CostTerms c."""
         if count <= 0:
             return
-        i = _segment_for(self.lo_bytes, self.hi_bytes, max(m, 0.0))
-        c.alpha_part += count * self.alpha[i]
-        c.beta_part += count * self.beta[i] * m
+        alpha_part, beta_part, _, _ = _piecewise_terms(self.lo_bytes, self.hi_bytes, self.alpha, self.beta,
+                                                       max(m, 0.0))
+        c.alpha_part += count * alpha_part
+        c.beta_part += count * beta_part
 
     def reduce_bytes(self, c, nbytes):
         c.gamma_part += self.gamma * nbytes
@@ -579,6 +580,28 @@ def _segment_for(lo, hi, n):
         boundary = math.sqrt(left * right) if left > 0 else 0.5 * (left + right)
         return i - 1 if n <= boundary else i
     return len(lo) - 1  # above the fitted range
+
+
+def _piecewise_terms(lo, hi, alpha, beta, n):
+    """(alpha_part, beta_part, segment, gap) for n bytes, as sextant's predict_terms:
+    the segment's line, except in the gap between two fitted ranges, where the time
+    is interpolated geometrically between the two segments' ends (gap: the pair of
+    segments, else None)."""
+    i = _segment_for(lo, hi, n)
+    alpha_part, beta_part = float(alpha[i]), float(beta[i]) * n
+    for j in range(1, len(lo)):
+        left, right = float(hi[j - 1]), float(lo[j])
+        if not (left < n < right and left > 0):
+            continue
+        t_left = float(alpha[j - 1]) + float(beta[j - 1]) * left
+        t_right = float(alpha[j]) + float(beta[j]) * right
+        if not (t_left > 0 and t_right > 0):
+            break
+        w = math.log(n / left) / math.log(right / left)
+        seconds = math.exp((1 - w) * math.log(t_left) + w * math.log(t_right))
+        alpha_part = min((1 - w) * float(alpha[j - 1]) + w * float(alpha[j]), seconds)
+        return alpha_part, seconds - alpha_part, i, (j - 1, j)
+    return alpha_part, beta_part, i, None
 
 
 def _range_for(lo, hi, n):
@@ -800,18 +823,19 @@ class Model:
                                                link, benchmark, n, ranks)
         f = self._fits[(level, benchmark, d, p)]
         a = f["attrs"]
-        i = _segment_for(f["lo_bytes"], f["hi_bytes"], n)
-        alpha_part = float(f["alpha"][i])
-        beta_part = float(f["beta"][i]) * n
+        alpha_part, beta_part, i, gap = _piecewise_terms(f["lo_bytes"], f["hi_bytes"], f["alpha"], f["beta"], n)
         seconds = alpha_part + beta_part
         rms = float(f["rms_rel_residual"][i])
-        lo = float(f["alpha_ci_lo"][i]) + float(f["beta_ci_lo"][i]) * n
-        hi = float(f["alpha_ci_hi"][i]) + float(f["beta_ci_hi"][i]) * n
+        lo = min(float(f["alpha_ci_lo"][i]) + float(f["beta_ci_lo"][i]) * n, seconds * (1 - rms))
+        hi = max(float(f["alpha_ci_hi"][i]) + float(f["beta_ci_hi"][i]) * n, seconds * (1 + rms))
+        for j in gap or ():  # in a gap: everything between the two segments' lines
+            line = float(f["alpha"][j]) + float(f["beta"][j]) * n
+            lo, hi = min(lo, line), max(hi, line)
         busbw = n * a["data_bytes_per_byte"] / seconds * a["busbw_factor"] if seconds > 0 else 0.0
         return {
             "seconds": seconds,
-            "lo": min(lo, seconds * (1 - rms)),
-            "hi": max(hi, seconds * (1 + rms)),
+            "lo": lo,
+            "hi": hi,
             "alpha_part": alpha_part,
             "beta_part": beta_part,
             "gamma_part": 0.0,
@@ -820,6 +844,7 @@ class Model:
             "algorithm": None,
             "calibration": 1.0,
             "segment": i,
+            "bridged": gap is not None,
             "extrapolated": bool(n < a["bytes_min"] or n > a["bytes_max"]),
             "dtype": f["dtype"],
             "ranks": f["ranks"],
@@ -850,6 +875,7 @@ class Model:
             "algorithm": name,
             "calibration": cal,
             "segment": None,
+            "bridged": False,
             "extrapolated": bool(nbytes < algo["lo_bytes"][0] or nbytes > algo["hi_bytes"][-1]),
             "dtype": algo["dtype"],
             "ranks": algo["ranks"],

@@ -212,6 +212,8 @@ void register_predict(CLI::App& app, Context&) {
       std::printf("  segment     %zu of %zu: %s .. %s (%zu sizes, R^2 %.4f, rms rel residual %.1f%%)\n",
                   p.segment + 1, p.from->fit.segments.size(), format_bytes(s.lo_bytes).c_str(),
                   format_bytes(s.hi_bytes).c_str(), s.points, s.r2, 100 * s.rms_rel_residual);
+      if (p.bridged)
+        std::printf("  gap         between two fitted ranges: time interpolated between their ends (geometrically)\n");
       std::printf("  alpha       %s, 95%% CI [%s, %s]; 1/beta %.3f GB/s\n", format_seconds(s.alpha).c_str(),
                   format_seconds(s.alpha_ci.lo).c_str(), format_seconds(s.alpha_ci.hi).c_str(),
                   s.beta > 0 ? 1e-9 / s.beta : 0.0);
