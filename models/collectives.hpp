@@ -62,6 +62,7 @@ struct Measured {
   double bytes = 0;       // swept size
   double data_bytes = 0;  // n for the cost formulas
   double seconds = 0;
+  double rel_sigma = 0;   // relative standard error of seconds (0 = unknown)
 };
 
 std::vector<AlgorithmRange> identify_algorithms(std::string_view op, const Link& link, int p,

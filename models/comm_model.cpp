@@ -164,6 +164,9 @@ std::vector<MeasuredGroup> read_comm_results(const std::string& results_path, Pr
     auto median = g.dataset("median").read_doubles();
     auto data_bytes = g.dataset("data_bytes").read_doubles();
     auto valid = g.dataset("valid").read_doubles();
+    // The median's 95% CI, as a standard error (CI half-width / 1.96), when stored.
+    std::vector<double> ci_lo, ci_hi;
+    if (g.has("ci_lo") && g.has("ci_hi")) ci_lo = g.dataset("ci_lo").read_doubles(), ci_hi = g.dataset("ci_hi").read_doubles();
     if (median.size() != bytes.size() || data_bytes.size() != bytes.size() || valid.size() != bytes.size())
       throw Error(g.where() + ": datasets bytes, median, data_bytes and valid differ in length");
     MeasuredGroup m;
@@ -179,7 +182,9 @@ std::vector<MeasuredGroup> read_comm_results(const std::string& results_path, Pr
     double window = g.has_attr("window") ? std::max<double>(1, static_cast<double>(g.attr_int("window"))) : 1;
     for (std::size_t i = 0; i < bytes.size(); ++i) {
       if (valid[i] < 1 || !(median[i] > 0)) continue;
-      m.points.push_back({bytes[i], data_bytes[i] / window, median[i] / window});
+      const double rel_sigma =
+          ci_lo.size() == bytes.size() && ci_hi.size() == bytes.size() ? (ci_hi[i] - ci_lo[i]) / (2 * 1.96 * median[i]) : 0;
+      m.points.push_back({bytes[i], data_bytes[i] / window, median[i] / window, std::max(rel_sigma, 0.0)});
       if (bytes[i] > 0) m.data_bytes_per_byte = data_bytes[i] / bytes[i] / window;
     }
     groups.push_back(std::move(m));

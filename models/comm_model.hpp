@@ -74,7 +74,7 @@ struct MeasuredGroup {
   std::vector<Measured> points;
   std::vector<Point> hockney_points() const {
     std::vector<Point> p;
-    for (const auto& m : points) p.push_back({m.bytes, m.seconds});
+    for (const auto& m : points) p.push_back({m.bytes, m.seconds, m.rel_sigma});
     return p;
   }
 };

@@ -13,7 +13,8 @@ namespace sextant::model {
 
 struct Point {
   double bytes = 0;
-  double seconds = 0;  // a robust per-size estimate, typically the median
+  double seconds = 0;    // a robust per-size estimate, typically the median
+  double rel_sigma = 0;  // its relative standard error, from its CI; 0 = unknown
 };
 
 struct Interval {
@@ -31,10 +32,14 @@ struct Segment {
 };
 
 struct FitOptions {
-  std::size_t max_segments = 4;
+  std::size_t max_segments = 8;
   std::size_t min_points_per_segment = 3;
   std::size_t bootstrap_resamples = 200;
   std::uint64_t seed = 12345;
+  // Relative scatter of single sizes about any smooth curve (alignment, cache sets)
+  // that segments should not chase; added to the points' own standard errors in the
+  // known-noise criterion (fit_piecewise).
+  double scatter_floor = 0.02;
 };
 
 struct PiecewiseFit {

@@ -221,6 +221,59 @@ TEST(HockneyPiecewise, PureNoiseIsNotSplit) {
   }
 }
 
+// With each point's precision known (rel_sigma), the known-variance criterion: pure
+// noise at the stated level stays one line ...
+TEST(HockneyPiecewise, KnownNoiseIsNotSplit) {
+  const auto line = [](double n) { return 2e-6 + n / 10e9; };
+  for (double noise : {0.005, 0.03}) {
+    int splits = 0;
+    for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+      auto pts = sweep(line, noise, seed);
+      for (auto& p : pts) p.rel_sigma = noise;
+      splits += fit_piecewise(pts).segments.size() > 1;
+    }
+    EXPECT_LE(splits, 1) << "noise " << noise;
+  }
+}
+
+// ... while structure far above it (a bend from one cache level's slope to the next
+// over a factor 4 in size, a 25% algorithm switch) buys the segments it needs, and the
+// fit then predicts sizes it never saw (a sweep 2^(1/4) apart) within a few percent.
+TEST(HockneyPiecewise, KnownNoiseFollowsBendsAndSwitches) {
+  const auto model = [](double n) {
+    const double fast = 1 / 25e9, slow = 1 / 10e9;  // s/B in L2, from L3
+    const double lo = 512 * KiB, hi = 2 * MiB;      // the bend: a share of slow bytes rising
+    const double share = n <= lo ? 0 : n >= hi ? 1 : std::log(n / lo) / std::log(hi / lo);
+    const double t = 1e-6 + n * (fast + share * (slow - fast));
+    return n < 64 * KiB ? t : 0.75 * t + 2e-6;  // a switch at 64 KiB
+  };
+  auto pts = sweep(model, 0.003, 7);
+  for (auto& p : pts) p.rel_sigma = 0.003;
+  const PiecewiseFit known = fit_piecewise(pts);
+  auto unknown_pts = pts;
+  for (auto& p : unknown_pts) p.rel_sigma = 0;
+  const PiecewiseFit unknown = fit_piecewise(unknown_pts);
+  EXPECT_GE(known.segments.size(), 4u);
+  EXPECT_GT(known.segments.size(), unknown.segments.size());
+  // Mean |relative error| over sizes between the fitted ones (a sweep 2^(1/4) apart),
+  // leaving out the interval where the switch lies (no fit can place it).
+  const auto mean_error = [&](const PiecewiseFit& fit) {
+    double sum = 0;
+    int count = 0;
+    for (double n = 1.19; n <= 64 * MiB; n *= std::pow(2.0, 0.25)) {
+      if (n > 32 * KiB && n < 64 * KiB) continue;
+      sum += std::fabs(predict(fit, n) / model(n) - 1);
+      ++count;
+    }
+    return sum / count;
+  };
+  const double known_error = mean_error(known), unknown_error = mean_error(unknown);
+  std::printf("segments: %zu known noise, %zu unknown; mean error %.2f%% vs %.2f%%\n", known.segments.size(),
+              unknown.segments.size(), 100 * known_error, 100 * unknown_error);
+  EXPECT_LT(known_error, 0.025);
+  EXPECT_LT(known_error, 0.75 * unknown_error);
+}
+
 TEST(HockneyPiecewise, UnsortedInputAndOtherFactor) {
   // Sizes grow by 4 rather than 2; the points arrive in reverse order.
   std::vector<Point> pts;
