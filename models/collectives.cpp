@@ -69,10 +69,36 @@ CostTerms reduce_scatter_pairwise(const Link& l, double n, int p) {
   return c;
 }
 // --- bcast
+// The binomial tree's critical path (MPICH's order: each rank, once it has the data,
+// sends to relative ranks r + mask for masks below its own lowest set bit, largest
+// first). Rank r is popcount(r) hops from the root; the k-th send of a sender leaves
+// after its k-1 earlier ones, so it adds k injections (beta n) and one latency
+// (alpha). At powers of two the slowest rank sees lg p of each, DESIGN.md's
+// lg p (alpha + n beta); otherwise fewer latencies than rounds: at p = 3 the root's
+// two sends overlap in flight, alpha + 2 n beta, where ceil(lg p) rounds said 2 alpha
+// + 2 n beta (68% high across namespace hosts at 200 us).
 CostTerms bcast_binomial(const Link& l, double n, int p) {
-  CostTerms c;
-  l.step(c, n, ceil_lg(p));
-  return c;
+  CostTerms best;
+  if (p < 2) return best;
+  int top = 1;
+  while (top < p) top <<= 1;
+  for (int r = 1; r < p; ++r) {
+    double hops = 0, injections = 0;
+    int q = 0, q_top = top;  // the sender, and the mask above its largest send
+    for (int mask = top >> 1; mask > 0; mask >>= 1) {
+      if (!(r & mask)) continue;
+      // q sends to q + m for m = q_top/2, ..., mask (those below p), in that order.
+      for (int m = q_top >> 1; m >= mask; m >>= 1)
+        if (q + m < p) injections += 1;
+      hops += 1;
+      q += mask;
+      q_top = mask;
+    }
+    CostTerms c;
+    l.path(c, n, hops, injections);
+    if (c.total() > best.total()) best = c;
+  }
+  return best;
 }
 CostTerms bcast_scatter_allgather(const Link& l, double n, int p) {
   CostTerms c;
@@ -145,6 +171,12 @@ double median(std::vector<double> v) {
 }
 
 }  // namespace
+
+void Link::path(CostTerms& c, double m, double latencies, double injections) const {
+  const PiecewiseTerms t = predict_terms(*pt2pt, std::max(m, 0.0));
+  c.alpha_part += latencies * t.alpha_part;
+  c.beta_part += injections * t.beta_part;
+}
 
 void Link::step(CostTerms& c, double m, double count) const {
   if (count <= 0) return;

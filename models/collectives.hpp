@@ -29,6 +29,9 @@ struct Link {
   double gamma = 0;  // seconds per byte reduced (0 when not measured)
   // One message of m bytes.
   void step(CostTerms& c, double m, double count = 1) const;
+  // A path of messages of m bytes: `latencies` alpha terms, `injections` beta terms
+  // (a sender's consecutive sends overlap in flight but leave its port one by one).
+  void path(CostTerms& c, double m, double latencies, double injections) const;
 };
 
 struct CollectiveAlgorithm {

@@ -773,7 +773,9 @@ class TestAlgorithmCosts(unittest.TestCase):
             ("allgather", "recursive_doubling"): 3 * a + 5 * n / 6 * b,
             ("reduce_scatter", "recursive_halving"): 3 * a + (n / 2 + n / 4 + n / 8) * b + n * 5 / 6 * g,
             ("reduce_scatter", "pairwise"): 5 * a + 5 * n / 6 * (b + g),
-            ("bcast", "binomial"): 3 * (a + n * b),
+            # the tree's critical path: rank 3 is two hops away (0 -> 2 as the root's
+            # second send, 2 -> 3), so 2 latencies and 2 + 1 injections
+            ("bcast", "binomial"): 2 * a + 3 * n * b,
             ("bcast", "scatter_allgather"): 3 * a + 7 * n / 8 * b + 3 * a + 5 * n / 6 * b,
             ("reduce", "binomial"): 3 * (a + n * b + n * g),
             ("reduce", "rabenseifner"): 6 * a + 2 * 7 * n / 8 * b + n * 5 / 6 * g,
@@ -784,6 +786,8 @@ class TestAlgorithmCosts(unittest.TestCase):
         }
         for (op, alg), t in want.items():
             self.near(self.cost(op, alg, n if op != "barrier" else 0, p).total(), t, "%s %s p=6" % (op, alg))
+        # p = 3: the root's two sends overlap in flight: one latency, two injections
+        self.near(self.cost("bcast", "binomial", n, 3).total(), a + 2 * n * b, "bcast binomial p=3")
         for alg in ALGORITHMS["allreduce"]:
             self.assertGreater(self.cost("allreduce", alg, 65536, 6).total(),
                                self.cost("allreduce", alg, 65536, 4).total(), alg)

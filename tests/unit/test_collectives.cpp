@@ -62,6 +62,21 @@ TEST(CollectiveCosts, NonPowerOfTwoCostsMoreThanTheNextPowerBelow) {
     EXPECT_GT(cost("allreduce", alg, 65536, 6), cost("allreduce", alg, 65536, 4)) << alg;
 }
 
+// The binomial bcast's critical path away from powers of two, worked by hand from
+// MPICH's send order (the root sends to r + 4, r + 2, r + 1 where below p).
+TEST(CollectiveCosts, BinomialBcastFollowsTheTreesCriticalPath) {
+  const double n = 4096;
+  // p = 3: 0 -> 2, then 0 -> 1: one latency, and rank 1 waits for two injections.
+  EXPECT_NEAR(cost("bcast", "binomial", n, 3), alpha + 2 * n * beta, 1e-15);
+  // p = 6: rank 3 is 0 -> 2 (the root's second send) -> 3: two latencies, 2 + 1 injections.
+  EXPECT_NEAR(cost("bcast", "binomial", n, 6), 2 * alpha + 3 * n * beta, 1e-15);
+  // p = 5: rank 4 first (one hop); rank 3: 0 -> 2 (second send) -> 3: 2 alpha + 3 n beta.
+  EXPECT_NEAR(cost("bcast", "binomial", n, 5), 2 * alpha + 3 * n * beta, 1e-15);
+  // A tree is never slower than its rounds, ceil(lg p) (alpha + n beta).
+  for (int p = 2; p <= 64; ++p)
+    EXPECT_LE(cost("bcast", "binomial", n, p), std::ceil(std::log2(p)) * (alpha + n * beta) * (1 + 1e-12)) << p;
+}
+
 TEST(CollectiveCosts, BusBandwidthFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(busbw_factor("allreduce", 8), 2.0 * 7 / 8);
   for (const char* op : {"allgather", "reduce_scatter", "alltoall", "gather", "scatter"})

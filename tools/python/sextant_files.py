@@ -364,6 +364,13 @@ class Link:
         c.alpha_part += count * alpha_part
         c.beta_part += count * beta_part
 
+    def path(self, c, m, latencies, injections):
+        """A path of messages of m bytes: latencies alpha terms, injections beta terms."""
+        alpha_part, beta_part, _, _ = _piecewise_terms(self.lo_bytes, self.hi_bytes, self.alpha, self.beta,
+                                                       max(m, 0.0))
+        c.alpha_part += latencies * alpha_part
+        c.beta_part += injections * beta_part
+
     def reduce_bytes(self, c, nbytes):
         c.gamma_part += self.gamma * nbytes
 
@@ -451,9 +458,33 @@ def _reduce_scatter_pairwise(l, n, p):
 
 # --- bcast
 def _bcast_binomial(l, n, p):
-    c = CostTerms()
-    l.step(c, n, _ceil_lg(p))
-    return c
+    # The binomial tree's critical path, as models/collectives.cpp: rank r is
+    # popcount(r) hops from the root, each hop the k-th send of its sender (k
+    # injections, one latency).
+    best = CostTerms()
+    if p < 2:
+        return best
+    top = 1
+    while top < p:
+        top <<= 1
+    for r in range(1, p):
+        hops = injections = 0
+        q, q_top, mask = 0, top, top >> 1
+        while mask > 0:
+            if r & mask:
+                m = q_top >> 1
+                while m >= mask:
+                    injections += q + m < p
+                    m >>= 1
+                hops += 1
+                q += mask
+                q_top = mask
+            mask >>= 1
+        c = CostTerms()
+        l.path(c, n, hops, injections)
+        if c.total() > best.total():
+            best = c
+    return best
 
 
 def _bcast_scatter_allgather(l, n, p):
