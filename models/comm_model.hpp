@@ -80,7 +80,8 @@ struct MeasuredGroup {
 };
 std::vector<MeasuredGroup> read_comm_results(const std::string& results_path, Provenance* provenance = nullptr);
 
-// Held-out check: fit on every other size, predict the sizes left out.
+// Held-out check: fit on every other size and the largest, predict the sizes left out
+// (all inside the fitted range).
 struct HoldoutRow {
   std::string benchmark, level, dtype;
   int ranks = 0;

@@ -188,10 +188,10 @@ PiecewiseFit fit_piecewise(std::span<const Point> points, const FitOptions& opti
   validate_points(points, "fit_piecewise");
   const std::size_t n = points.size();
   const std::size_t m = options.min_points_per_segment;
-  if (n < m) {
+  if (n < std::max(m, kMinPoints)) {
     std::ostringstream msg;
-    msg << "fit_piecewise: need at least " << m << " points (min_points_per_segment), got "
-        << n;
+    msg << "fit_piecewise: need at least " << std::max(m, kMinPoints)
+        << " points (a line through fewer says nothing of how well it fits), got " << n;
     throw std::invalid_argument(msg.str());
   }
 

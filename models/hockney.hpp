@@ -31,9 +31,15 @@ struct Segment {
   std::size_t points = 0;
 };
 
+// A fit needs at least this many points, whatever min_points_per_segment says.
+inline constexpr std::size_t kMinPoints = 3;
+
 struct FitOptions {
-  std::size_t max_segments = 8;
-  std::size_t min_points_per_segment = 3;
+  // Two sizes per segment are allowed: on shared memory the time bends over a factor
+  // 2-4 in size as messages move from one cache level to the next, and only short
+  // segments follow it; the criterion in fit_piecewise decides whether they pay.
+  std::size_t max_segments = 12;
+  std::size_t min_points_per_segment = 2;
   std::size_t bootstrap_resamples = 200;
   std::uint64_t seed = 12345;
   // Relative scatter of single sizes about any smooth curve (alignment, cache sets)

@@ -343,7 +343,7 @@ TEST(HockneyPiecewise, MaxSegmentsIsRespected) {
 
 TEST(HockneyPiecewise, RejectsBadInput) {
   EXPECT_THROW(fit_piecewise(std::vector<Point>{}), std::invalid_argument);
-  // Too few points for one segment of the default minimum (3).
+  // Too few points for any fit (kMinPoints, 3).
   EXPECT_THROW(fit_piecewise(std::vector<Point>{{1, 1e-6}, {2, 2e-6}}), std::invalid_argument);
   auto pts = sweep([](double n) { return 1e-6 + n * 1e-10; }, 0.0, 1);
   pts[5].seconds = 0.0;

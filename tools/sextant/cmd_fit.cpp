@@ -20,7 +20,7 @@ std::string default_model_path(const std::string& results) {
 namespace {
 void print_holdout(const std::string& results) {
   auto rows = model::holdout_check(results);
-  std::printf("held-out check: fit on every other size, mean absolute %% error on the others\n");
+  std::printf("held-out check: fit on every other size (and the largest), mean absolute %% error on the others\n");
   std::printf("%-16s %-6s %-8s %5s %14s %14s\n", "benchmark", "level", "dtype", "ranks", "MAPE <64KiB",
               "MAPE >=64KiB");
   std::vector<double> small, large;
