@@ -369,9 +369,17 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
     const AlgorithmRange& r = range_for(*algo, bytes);
     const CollectiveAlgorithm* alg = find_algorithm(base_op(benchmark), r.algorithm);
     double n = bytes * (algo->size_unit == "per_rank_block" ? ranks : 1);
-    CostTerms c = alg->cost(Link{&pt2pt->fit, algo->gamma}, n, ranks);
+    const Link link{&pt2pt->fit, algo->gamma};
+    CostTerms c = alg->cost(link, n, ranks);
+    // Algorithms the fitted p could not tell apart (at p = 2 ring, recursive doubling
+    // and Bruck all take one step) part ways at other p: the library is taken to run
+    // the cheapest of them there, as MPI libraries choose by cost (allgather at 4
+    // namespace hosts: ring said 3 latencies, +33%; recursive doubling 2).
+    for (const auto& name : r.indistinguishable)
+      if (const CollectiveAlgorithm* other = find_algorithm(base_op(benchmark), name))
+        if (CostTerms oc = other->cost(link, n, ranks); oc.total() < c.total()) alg = other, c = oc;
     p.view = "algorithm";
-    p.algorithm = r.algorithm;
+    p.algorithm = std::string(alg->name);
     p.calibration = r.calibration;
     p.algorithm_fit = algo;
     p.from = pt2pt;
@@ -384,8 +392,9 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
     p.hi = p.seconds * (1 + spread);
     p.extrapolated_ranks = true;
     p.extrapolated_bytes = bytes < algo->ranges.front().lo_bytes || bytes > algo->ranges.back().hi_bytes;
-    p.note = "algorithm view: " + r.algorithm + " identified at " + std::to_string(algo->ranks) +
-             " ranks, costed at " + std::to_string(ranks) + " on the pingpong link";
+    p.note = "algorithm view: " + p.algorithm + " identified at " + std::to_string(algo->ranks) +
+             " ranks" + (p.algorithm != r.algorithm ? " (indistinguishable there from " + r.algorithm + ", cheaper here)" : "") +
+             ", costed at " + std::to_string(ranks) + " on the pingpong link";
     if (p.seconds > 0) p.busbw = n / p.seconds * busbw_factor(base_op(benchmark), ranks);
     return p;
   }

@@ -325,7 +325,11 @@ def independent_algorithm_prediction(f, level, bench, dtype, algo_ranks, n, rank
     op = bench[1:] if bench.startswith("i") and bench[1:] in ALGORITHMS else bench
     data = n * (ranks if raw_str(a.attrs["size_unit"]) == "per_rank_block" else 1)
     link = sf.Link(lg["lo_bytes"][()], lg["hi_bytes"][()], lg["alpha"][()], lg["beta"][()], a.attrs["gamma"])
-    c = sf.algorithm_cost(op, name, link, data, ranks)
+    # Of the chosen algorithm and those the fitted p could not tell apart, the one
+    # cheapest at ranks (the first of equal ones).
+    ties = [t for t in raw_str(a["indistinguishable"][r]).split(",") if t]
+    costs = [(sf.algorithm_cost(op, x, link, data, ranks), x) for x in [name] + ties if x in ALGORITHMS[op]]
+    c, name = min(costs, key=lambda cx: cx[0].total())
     t = c.total() * cal
     factor = {"allreduce": 2.0 * (ranks - 1) / ranks}.get(
         op, (ranks - 1) / ranks if op in ("allgather", "reduce_scatter", "alltoall", "gather", "scatter") else 1.0)
@@ -945,7 +949,11 @@ class TestSyntheticAlgorithmView(unittest.TestCase):
             # 100: log1p distance to 64 is 0.44, to 256 0.93; 200 the other way; 8000 and 9000
             # lie either side of the middle of 4096..16384 (8192.5 on a log1p scale)
             p = self.m.predict(bench, n, level=level, dtype=dtype, ranks=asked)
-            self.assertEqual(p["algorithm"], algs[r % len(algs)], n)
+            # the range's algorithm, or on odd ranges its tie where that is cheaper here
+            # (which one: test_against_independent)
+            chosen = algs[r % len(algs)]
+            allowed = {chosen} | ({[x for x in algs if x != chosen][0]} if r % 2 else set())
+            self.assertIn(p["algorithm"], allowed, n)
             self.assertEqual(p["calibration"], CALIBRATION[r], n)
             self.assertEqual(p["extrapolated"], n < 4 or n > (4 << 20), n)
 

@@ -159,6 +159,26 @@ TEST(CommModel, PredictionsAndExtrapolationFlags) {
   EXPECT_DOUBLE_EQ(ar.busbw, MiB / ar.seconds * 1.5);
 }
 
+// At 2 ranks the ring, recursive doubling and Bruck allgathers all take one step of
+// n/2: the fit cannot tell them apart. At 4 ranks they part ways (3 steps, 2, 2): the
+// prediction takes the cheapest, as an MPI library would run.
+TEST(CommModel, IndistinguishableAlgorithmsPartWaysAtOtherRankCounts) {
+  const auto allgather2 = [](double n) { return pingpong_time(n / 2); };
+  auto m = CommModel::fit_results(write_results(
+      "ties.h5", {{"world", "pingpong", "byte", 2, 1, 1.0, false, pingpong_time},
+                  {"world", "allgather", "float32", 2, 1, 0.5, false, allgather2}}));
+  const double n = 64;  // small: latency-bound
+  auto p = m.predict("allgather", n, 4, "world", "float32");
+  EXPECT_EQ(p.view, "algorithm");
+  EXPECT_EQ(p.algorithm, "recursive_doubling");
+  // Two steps (n/4, then n/2 bytes) against the ring's three of n/4, within the fit's
+  // calibration (the sin noise of the synthetic data, 1%).
+  const double two_steps = pingpong_time(n / 4) + pingpong_time(n / 2), ring = 3 * pingpong_time(n / 4);
+  EXPECT_NEAR(p.seconds, two_steps, 0.05 * two_steps);
+  EXPECT_LT(p.seconds, 0.8 * ring);
+  EXPECT_NE(p.note.find("indistinguishable"), std::string::npos) << p.note;
+}
+
 TEST(CommModel, UnknownOperationListsWhatTheModelHas) {
   auto m = CommModel::fit_results(standard_results());
   try {
