@@ -261,7 +261,7 @@ PiecewiseFit fit_piecewise(std::span<const Point> points, const FitOptions& opti
   double mse_best = kInf;
   const bool noise_known =
       std::all_of(pts.begin(), pts.end(), [](const Point& p) { return p.rel_sigma > 0; });
-  if (noise_known) {
+  if (noise_known) {  // known variance: chi^2 + p ln N, no guard
     std::vector<double> sig;
     for (const Point& p : pts) sig.push_back(p.rel_sigma);
     std::nth_element(sig.begin(), sig.begin() + sig.size() / 2, sig.end());
@@ -275,7 +275,7 @@ PiecewiseFit fit_piecewise(std::span<const Point> points, const FitOptions& opti
       }
     }
   }
-  for (std::size_t k = 1; k <= k_max && !noise_known; ++k) {
+  for (std::size_t k = 1; k <= k_max && !noise_known; ++k) {  // unknown: N ln(SSE/N) + p ln N, guard
     if (!std::isfinite(best[k][n])) continue;  // no admissible partition
     const double mse = std::max(best[k][n] / dn, kMinMeanSquare);
     const double bic = dn * std::log(mse) + static_cast<double>(3 * k - 1) * std::log(dn);

@@ -74,7 +74,7 @@ const Segment& segment_for(const PiecewiseFit& fit, double bytes);
 struct PiecewiseTerms {
   double alpha_part = 0, beta_part = 0;
   std::size_t segment = 0;  // the segment used; in a gap, the nearer one on a log scale
-  bool bridged = false;     // in a gap: interpolated between segments segment-1.. and the next
+  bool bridged = false;             // in a gap: interpolated between `left` and `right`
   std::size_t left = 0, right = 0;  // in a gap: the segments on either side
   double seconds() const { return alpha_part + beta_part; }
 };

@@ -2,13 +2,15 @@
 """Predicted vs measured training steps, over several train-suite results files.
 
     check_train.py LABEL=RESULTS.h5 [LABEL=RESULTS.h5 ...] [--min-configs N]
-                   [--median PCT] [--max PCT]
+                   [--median PCT] [--max PCT] [--goal-median PCT]
 
 Prints one row per configuration (network, step time measured and predicted, error,
 the share of the step spent communicating or waiting for a neighbour) and the
 summary over all of them; exits 1 when there are fewer configurations than asked,
 any ran oversubscribed, a loss did not fall, or the median or max |error| is over
-its limit.
+its limit. --goal-median is reported (met / not met), not enforced: on a shared
+2-core VM the median moves by a few points between runs (7.3-10.1% over four runs of
+the same code), so the enforced limit sits above the goal.
 """
 import argparse
 import statistics
@@ -44,6 +46,7 @@ def main():
     ap.add_argument("--min-configs", type=int, default=1)
     ap.add_argument("--median", type=float, default=10.0, help="limit on the median |error|, percent")
     ap.add_argument("--max", type=float, default=25.0, help="limit on the max |error|, percent")
+    ap.add_argument("--goal-median", type=float, help="goal for the median |error|, percent (reported)")
     args = ap.parse_args()
     rows = []
     for run in args.runs:
@@ -73,6 +76,9 @@ def main():
         problems.append(f"median |error| {median:.1f}% > {args.median:g}%")
     if worst > args.max:
         problems.append(f"max |error| {worst:.1f}% > {args.max:g}%")
+    if args.goal_median is not None:
+        print(f"goal median |error| <= {args.goal_median:g}%: {'met' if median <= args.goal_median else 'NOT met'} "
+              f"({median:.1f}%)")
     for p in problems:
         print("FAIL:", p)
     if problems:
