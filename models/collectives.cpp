@@ -80,8 +80,11 @@ CostTerms reduce_scatter_pairwise(const Link& l, double n, int p) {
 CostTerms bcast_binomial(const Link& l, double n, int p) {
   CostTerms best;
   if (p < 2) return best;
+  CostTerms unit;  // one latency and one injection of n bytes
+  l.path(unit, n, 1, 1);
   int top = 1;
   while (top < p) top <<= 1;
+  double worst = -1, worst_hops = 0, worst_injections = 0;
   for (int r = 1; r < p; ++r) {
     double hops = 0, injections = 0;
     int q = 0, q_top = top;  // the sender, and the mask above its largest send
@@ -94,10 +97,10 @@ CostTerms bcast_binomial(const Link& l, double n, int p) {
       q += mask;
       q_top = mask;
     }
-    CostTerms c;
-    l.path(c, n, hops, injections);
-    if (c.total() > best.total()) best = c;
+    const double t = hops * unit.alpha_part + injections * unit.beta_part;
+    if (t > worst) worst = t, worst_hops = hops, worst_injections = injections;
   }
+  l.path(best, n, worst_hops, worst_injections);
   return best;
 }
 CostTerms bcast_scatter_allgather(const Link& l, double n, int p) {

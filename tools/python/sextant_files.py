@@ -464,9 +464,12 @@ def _bcast_binomial(l, n, p):
     best = CostTerms()
     if p < 2:
         return best
+    unit = CostTerms()  # one latency and one injection of n bytes
+    l.path(unit, n, 1, 1)
     top = 1
     while top < p:
         top <<= 1
+    worst = (-1.0, 0, 0)
     for r in range(1, p):
         hops = injections = 0
         q, q_top, mask = 0, top, top >> 1
@@ -480,10 +483,10 @@ def _bcast_binomial(l, n, p):
                 q += mask
                 q_top = mask
             mask >>= 1
-        c = CostTerms()
-        l.path(c, n, hops, injections)
-        if c.total() > best.total():
-            best = c
+        t = hops * unit.alpha_part + injections * unit.beta_part
+        if t > worst[0]:
+            worst = (t, hops, injections)
+    l.path(best, n, worst[1], worst[2])
     return best
 
 
