@@ -182,10 +182,7 @@ void Link::path(CostTerms& c, double m, double latencies, double injections) con
 }
 
 void Link::step(CostTerms& c, double m, double count) const {
-  if (count <= 0) return;
-  const PiecewiseTerms t = predict_terms(*pt2pt, std::max(m, 0.0));
-  c.alpha_part += count * t.alpha_part;
-  c.beta_part += count * t.beta_part;
+  if (count > 0) path(c, m, count, count);
 }
 
 std::vector<const CollectiveAlgorithm*> algorithms_for(std::string_view op) {

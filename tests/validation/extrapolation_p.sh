@@ -14,14 +14,8 @@ set -euo pipefail
 sextant=$1 python=$2 out=$3
 collectives=${4:-pingpong,allreduce,allgather,bcast,reduce_scatter}
 sizes=${5:-8:32K}
-here=$(cd "$(dirname "$0")" && pwd)
-cluster=${SEXTANT_NETNS_CLUSTER:-$here/netns/cluster.sh}
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: extrapolation in p needs root (network namespaces, tc, iptables); running as uid $(id -u)" >&2
-  exit 77
-fi
-: "${SEXTANT_NETNS_STATE:?set by the CTest fixture (netns/NetnsCluster.cmake)}"
-mkdir -p "$out"
+source "$(dirname "$0")/netns/test_prelude.sh"
+netns_test_prelude "extrapolation in p" "$out"
 echo "extrapolation in p: hosts $("$cluster" hosts)"
 "$here/netns/cpu_busy.sh" "extrapolation in p"
 for p in 2 3 4; do

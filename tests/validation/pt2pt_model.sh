@@ -10,14 +10,8 @@
 set -euo pipefail
 [ $# -eq 8 ] || { echo "usage: $0 SEXTANT PYTHON OUTDIR NAME DELAY_US RATE SIZES ROLE" >&2; exit 2; }
 sextant=$1 python=$2 out=$3 name=$4 delay_us=$5 rate=$6 sizes=$7 role=$8
-here=$(cd "$(dirname "$0")" && pwd)
-cluster=${SEXTANT_NETNS_CLUSTER:-$here/netns/cluster.sh}
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: $name needs root (network namespaces, tc, iptables); running as uid $(id -u)" >&2
-  exit 77
-fi
-: "${SEXTANT_NETNS_STATE:?set by the CTest fixture (netns/NetnsCluster.cmake)}"
-mkdir -p "$out"
+source "$(dirname "$0")/netns/test_prelude.sh"
+netns_test_prelude "$name" "$out"
 rm -f "$out/$name.h5" "$out/$name.model.h5" "$out/$name.row.json"
 [ "$role" = calibrate ] && rm -f "$out/calibration.json"
 

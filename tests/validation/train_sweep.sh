@@ -12,14 +12,8 @@
 set -euo pipefail
 [ $# -eq 5 ] || { echo "usage: $0 SEXTANT PYTHON OUTDIR DELAY_US RATE" >&2; exit 2; }
 sextant=$1 python=$2 out=$3 delay_us=$4 rate=$5
-here=$(cd "$(dirname "$0")" && pwd)
-cluster=${SEXTANT_NETNS_CLUSTER:-$here/netns/cluster.sh}
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: the train sweep on the namespace network needs root (network namespaces, tc, iptables); running as uid $(id -u)" >&2
-  exit 77
-fi
-: "${SEXTANT_NETNS_STATE:?set by the CTest fixture (netns/NetnsCluster.cmake)}"
-mkdir -p "$out"
+source "$(dirname "$0")/netns/test_prelude.sh"
+netns_test_prelude "the train sweep on the namespace network" "$out"
 rm -f "$out"/train_{shm,net}.{h5,model.h5,out}
 
 timed() {  # LABEL COMMAND...: run, keep the output, say how long it took

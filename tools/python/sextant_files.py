@@ -357,12 +357,8 @@ class Link:
 
     def step(self, c, m, count=1):
         """Adds count messages of m bytes to the CostTerms c."""
-        if count <= 0:
-            return
-        alpha_part, beta_part, _, _ = _piecewise_terms(self.lo_bytes, self.hi_bytes, self.alpha, self.beta,
-                                                       max(m, 0.0))
-        c.alpha_part += count * alpha_part
-        c.beta_part += count * beta_part
+        if count > 0:
+            self.path(c, m, count, count)
 
     def path(self, c, m, latencies, injections):
         """A path of messages of m bytes: latencies alpha terms, injections beta terms."""
