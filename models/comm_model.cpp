@@ -197,7 +197,7 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
   m.source_file = results_path;
   std::vector<std::vector<Measured>> measured;  // per fit, for the algorithm view
   for (auto& g : read_comm_results(results_path, &m.source)) {
-    if (g.points.size() < std::max(options.min_points_per_segment, kMinPoints)) {
+    if (g.points.size() < options.min_points()) {
       std::fprintf(stderr, "sextant fit: %s: %zu usable sizes, too few to fit: skipped\n", g.where.c_str(),
                    g.points.size());
       continue;
@@ -442,7 +442,7 @@ std::vector<HoldoutRow> holdout_check(const std::string& results_path, double sp
     // extrapolates, and says so).
     for (std::size_t i = 0; i < all.size(); ++i)
       (i % 2 == 0 || i + 1 == all.size() ? train : test).push_back(all[i]);
-    if (train.size() < std::max(options.min_points_per_segment, kMinPoints) || test.empty()) continue;
+    if (train.size() < options.min_points() || test.empty()) continue;
     PiecewiseFit fit = fit_piecewise(train, options);
     HoldoutRow r{g.benchmark, g.level, g.dtype, g.ranks};
     for (const auto& t : test) {

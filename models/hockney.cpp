@@ -188,9 +188,9 @@ PiecewiseFit fit_piecewise(std::span<const Point> points, const FitOptions& opti
   validate_points(points, "fit_piecewise");
   const std::size_t n = points.size();
   const std::size_t m = options.min_points_per_segment;
-  if (n < std::max(m, kMinPoints)) {
+  if (n < options.min_points()) {
     std::ostringstream msg;
-    msg << "fit_piecewise: need at least " << std::max(m, kMinPoints)
+    msg << "fit_piecewise: need at least " << options.min_points()
         << " points (a line through fewer says nothing of how well it fits), got " << n;
     throw std::invalid_argument(msg.str());
   }

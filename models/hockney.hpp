@@ -3,6 +3,7 @@
 // squares on relative error with the number of segments chosen by an information
 // criterion, so that protocol switches (eager -> rendezvous) and cache effects are
 // found from the data rather than told.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -31,9 +32,6 @@ struct Segment {
   std::size_t points = 0;
 };
 
-// A fit needs at least this many points, whatever min_points_per_segment says.
-inline constexpr std::size_t kMinPoints = 3;
-
 struct FitOptions {
   // Two sizes per segment are allowed: on shared memory the time bends over a factor
   // 2-4 in size as messages move from one cache level to the next, and only short
@@ -46,6 +44,9 @@ struct FitOptions {
   // that segments should not chase; added to the points' own standard errors in the
   // known-noise criterion (fit_piecewise).
   double scatter_floor = 0.02;
+  // Points a fit needs at least: one segment's, and never fewer than 3 (a line through
+  // two says nothing of how well it fits).
+  std::size_t min_points() const { return std::max<std::size_t>(min_points_per_segment, 3); }
 };
 
 struct PiecewiseFit {
