@@ -2,15 +2,17 @@
 """Predicted vs measured training steps, over several train-suite results files.
 
     check_train.py LABEL=RESULTS.h5 [LABEL=RESULTS.h5 ...] [--min-configs N]
-                   [--median PCT] [--max PCT] [--goal-median PCT]
+                   [--median PCT] [--max PCT] [--goal-median PCT] [--goal-max PCT]
 
 Prints one row per configuration (network, step time measured and predicted, error,
 the share of the step spent communicating or waiting for a neighbour) and the
 summary over all of them; exits 1 when there are fewer configurations than asked,
 any ran oversubscribed, a loss did not fall, or the median or max |error| is over
-its limit. --goal-median is reported (met / not met), not enforced: on a shared
-2-core VM the median moves by a few points between runs (7.3-10.1% over four runs of
-the same code), so the enforced limit sits above the goal.
+its limit. The goals (--goal-median, --goal-max) are reported (met / not met), not
+enforced: on a shared 2-core VM the median moved between 4.7% and 10.5% and the max
+between 15% and 27% over eight runs of the same code (across the namespaces the delay
+line shares its CPU with a rank, and under the training load it releases packets up to
+ms late), so the enforced limits sit above the goals and catch a broken model.
 """
 import argparse
 import statistics
@@ -47,6 +49,7 @@ def main():
     ap.add_argument("--median", type=float, default=10.0, help="limit on the median |error|, percent")
     ap.add_argument("--max", type=float, default=25.0, help="limit on the max |error|, percent")
     ap.add_argument("--goal-median", type=float, help="goal for the median |error|, percent (reported)")
+    ap.add_argument("--goal-max", type=float, help="goal for the max |error|, percent (reported)")
     args = ap.parse_args()
     rows = []
     for run in args.runs:
@@ -76,9 +79,9 @@ def main():
         problems.append(f"median |error| {median:.1f}% > {args.median:g}%")
     if worst > args.max:
         problems.append(f"max |error| {worst:.1f}% > {args.max:g}%")
-    if args.goal_median is not None:
-        print(f"goal median |error| <= {args.goal_median:g}%: {'met' if median <= args.goal_median else 'NOT met'} "
-              f"({median:.1f}%)")
+    for what, value, goal in (("median", median, args.goal_median), ("max", worst, args.goal_max)):
+        if goal is not None:
+            print(f"goal {what} |error| <= {goal:g}%: {'met' if value <= goal else 'NOT met'} ({value:.1f}%)")
     for p in problems:
         print("FAIL:", p)
     if problems:
