@@ -11,7 +11,8 @@
 // slice: per k it loads NR values of B (vectors along a row of C), broadcasts MR values
 // of A and does MR * NR multiply-adds, in fixed-size loops the compiler unrolls and
 // vectorises. Tile sizes come from GemmTiling: on the host a one-thread team with
-// L2-sized blocks in level-1 scratch, a 24-register micro-tile, and enough row blocks
+// L2-sized blocks in level-1 scratch, a micro-tile sized from the ISA's register file,
+// and enough row blocks
 // per team to reuse each packed B block while keeping ~2 teams per thread; on a GPU a
 // 256-thread team per 64 x 64 block with shared-memory (level-0) scratch and a 4 x 4
 // tile per thread.
@@ -22,10 +23,12 @@
 // counted; the ratio of the two is the kernel's best-case arithmetic intensity.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/common.hpp"
+#include "kernels/isa.hpp"
 
 namespace sextant::kernels {
 
@@ -43,10 +46,13 @@ inline constexpr double gemm_bytes(double m, double n, double k, double scalar_b
 template <class Exec, class Scalar>
 struct GemmTiling {
   static constexpr bool host = runs_on_host<Exec>;
-  // Host: 6 rows x 4 vectors of 512 bits = 24 accumulator registers; an A block
-  // (MB x KB) and a B block (KB x NB) together fit a 2 MiB L2.
+  // Host: a micro-tile of MR rows x NR_VECTORS vector registers of accumulators, sized
+  // from the ISA's register file (kernels/isa.hpp) so that the accumulators, NR_VECTORS
+  // loads of B and one broadcast of A fit without spilling: 6 x 4 = 24 of 32 registers
+  // with AVX-512, 6 x 2 = 12 of 16 with AVX2 (BLIS's Haswell and SkylakeX shapes).
+  static constexpr int NR_VECTORS = isa::vector_registers >= 32 ? 4 : 2;
   static constexpr int MR = host ? 6 : 4;
-  static constexpr int NR = host ? int(256 / sizeof(Scalar)) : 4;
+  static constexpr int NR = host ? NR_VECTORS * isa::lanes<Scalar> : 4;
   static constexpr int MB = host ? 96 : 64;
   static constexpr int NB = host ? int(4096 / sizeof(Scalar)) : 64;
   static constexpr int KB = host ? 256 : 16;
@@ -145,10 +151,33 @@ struct Gemm {
     });
   }
 
-  // acc += packed A panel (kb x MR) times packed B panel (kb x NR): the register-tiled
-  // inner loop.
+  // acc = packed A panel (kb x MR) times packed B panel (kb x NR): the register-tiled
+  // inner loop. On the host, in explicit vectors: per k, NR / lanes loads of B, MR
+  // broadcasts of A, MR * NR / lanes FMAs, every accumulator in a register.
   KOKKOS_FORCEINLINE_FUNCTION static void micro_tile(const Scalar* ap, const Scalar* bp, int kb,
                                                      Scalar (&acc)[MR][NR]) {
+#ifdef SEXTANT_HOST_VECTORS
+    if constexpr (Tiling::host && isa::has_vector<Scalar> && NR % isa::lanes<Scalar> == 0) {
+      using V = typename isa::Vector<Scalar>::type;
+      constexpr int L = isa::lanes<Scalar>, NV = NR / L;
+      V c[MR][NV];
+      for (int r = 0; r < MR; ++r)
+        for (int v = 0; v < NV; ++v) c[r][v] = V{};
+      for (int k = 0; k < kb; ++k) {
+        V b[NV];
+        for (int v = 0; v < NV; ++v) std::memcpy(&b[v], bp + k * NR + v * L, sizeof(V));
+        for (int r = 0; r < MR; ++r) {
+          const V a = ap[k * MR + r] - V{};  // a broadcast (x - 0 folds to x)
+          for (int v = 0; v < NV; ++v) c[r][v] += a * b[v];
+        }
+      }
+      for (int r = 0; r < MR; ++r)
+        for (int v = 0; v < NV; ++v) std::memcpy(&acc[r][v * L], &c[r][v], sizeof(V));
+      return;
+    }
+#endif
+    for (int r = 0; r < MR; ++r)
+      for (int c = 0; c < NR; ++c) acc[r][c] = Scalar(0);
     for (int k = 0; k < kb; ++k) {
       for (int r = 0; r < MR; ++r) {
         const Scalar av = ap[k * MR + r];
@@ -186,8 +215,6 @@ struct Gemm {
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, panels_m * panels_n), [&](const int t) {
           const int pi = t % panels_m, pj = t / panels_m;
           Scalar acc[MR][NR];
-          for (int r = 0; r < MR; ++r)
-            for (int c = 0; c < NR; ++c) acc[r][c] = Scalar(0);
           const std::int64_t ci = i0 + std::int64_t(pi) * MR, cj = j0 + std::int64_t(pj) * NR;
           const int rows = mb - pi * MR < MR ? mb - pi * MR : MR;
           micro_tile(&Ap(std::int64_t(pi) * KB * MR), &Bp(std::int64_t(pj) * KB * NR), kb, acc);

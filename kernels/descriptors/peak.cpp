@@ -11,11 +11,11 @@ template <class Scalar>
 class PeakInstance final : public Instance {
  public:
   PeakInstance(const Shape& shape, std::uint64_t)
-      : items_(shape["items"]), reps_(int(shape["reps"])),
+      : items_(shape["items"]), reps_(int(shape["reps"])), vectors_(int(shape["vectors"])),
         out_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "peak_out"), items_) {}
 
   void run() override {
-    peak_fma(exec_, out_, reps_);
+    peak_fma(exec_, out_, reps_, vectors_);
     exec_.fence();
   }
 
@@ -28,7 +28,7 @@ class PeakInstance final : public Instance {
     const auto start = [&](std::int64_t i, int j) { return round(PeakConstants::start(i, j)); };
     const auto got = to_host(out_);
     // Items are independent: the reference runs on evenly spread items.
-    constexpr int chains = PeakTraits<Exec, Scalar>::chains;
+    const int chains = peak_chains<Exec, Scalar>(vectors_);
     const auto items = reference::sample_rows(items_, double(chains) * reps_, reference_budget);
     reference::Bounded ref;
     for (std::int64_t i : items) {
@@ -46,13 +46,13 @@ class PeakInstance final : public Instance {
  private:
   Exec exec_;
   std::int64_t items_;
-  int reps_;
+  int reps_, vectors_;
   View1<Scalar, Exec> out_;
 };
 
 template <class Scalar>
 double peak_flops_of(const Shape& s) {
-  return peak_flops<Exec, Scalar>(double(s["items"]), double(s["reps"]));
+  return peak_flops<Exec, Scalar>(double(s["items"]), double(s["reps"]), int(s["vectors"]));
 }
 
 std::unique_ptr<Instance> make_peak(const Shape& shape, Dtype dtype, std::uint64_t seed) {
@@ -77,13 +77,25 @@ std::vector<KernelInfo> peak_kernels() {
   k.name = "peak_fma";
   k.family = "peak";
   k.counting =
-      "2 FLOPs per multiply-add: items x chains x reps x 2, chains independent recurrences per work "
-      "item (1 KiB of accumulators per host thread, 8 per GPU thread); bytes: one result per item";
-  k.params = {"items", "reps"};
+      "2 FLOPs per multiply-add: items x chains x reps x 2, chains = vectors x the ISA's lanes of the dtype "
+      "(independent recurrences per work item; a GPU thread's vector is one scalar); bytes: one result per item";
+  k.params = {"items", "reps", "vectors"};
   k.dtypes = available_dtypes();
-  k.test_shapes = {{{"items", 7}, {"reps", 10}}, {{"items", 33}, {"reps", 100}}, {{"items", 64}, {"reps", 3}}};
-  k.quick_shapes = {{{"items", 8192}, {"reps", 1000}}};
-  k.full_shapes = {{{"items", 8192}, {"reps", 1000}}, {{"items", 65536}, {"reps", 1000}}};
+  // The sweep over accumulator counts: how many FMAs a core needs in flight is not in
+  // the ISA, so every count up to the register file is measured and the fit keeps the
+  // fastest (the ceiling). Work per shape grows with the count; the smallest counts
+  // are latency-bound and quick.
+  const auto counts = peak_vector_counts<Exec>();
+  auto sweep = [&](std::int64_t items) {
+    std::vector<Shape> shapes;
+    for (int v : counts) shapes.push_back({{"items", items}, {"reps", 1000}, {"vectors", v}});
+    return shapes;
+  };
+  k.test_shapes = {{{"items", 7}, {"reps", 10}, {"vectors", counts.front()}},
+                   {{"items", 33}, {"reps", 100}, {"vectors", counts.back()}},
+                   {{"items", 64}, {"reps", 3}, {"vectors", counts[counts.size() / 2]}}};
+  k.quick_shapes = sweep(8192);
+  k.full_shapes = sweep(65536);
   k.flops = [](const Shape& s, Dtype t) {
     switch (t) {
       case Dtype::float64: return peak_flops_of<double>(s);

@@ -1,8 +1,10 @@
 // Compute yardsticks (a benchmark, not a test): sextant's Kokkos kernels measured side
 // by side with established implementations in one run, same thread count, same data:
 //   triad     Kokkos stream_triad vs a plain OpenMP STREAM triad on the same arrays (goal >= 0.95)
-//   gemm      Kokkos gemm vs OpenBLAS dgemm / sgemm on the same matrices     (goal >= 0.5)
-//   peak      Kokkos peak_fma vs the best OpenBLAS GEMM rate of its precision (goal >= 1.0)
+//   gemm      Kokkos gemm vs OpenBLAS dgemm / sgemm on the same matrices     (goal >= 0.6)
+//   peak      Kokkos peak_fma (best of its accumulator sweep) vs the best OpenBLAS GEMM rate of
+//             its precision (goal >= 1.05: a ceiling must beat every real kernel), and
+//             float32 vs float64 (goal >= 1.9: twice the lanes per vector)
 // Sides alternate in blocks with a pause between them (OpenBLAS and OpenMP workers spin
 // for a while after a call, which would slow the other side on a small machine), and
 // OpenBLAS's threads are not confined to the CPU OpenMP pins the initial thread to.
@@ -154,7 +156,7 @@ void gemm(std::int64_t M, std::int64_t N, std::int64_t K, bool quick) {
   char what[96];
   std::snprintf(what, sizeof what, "gemm %s %lldx%lldx%lld", sizeof(Scalar) == 8 ? "float64" : "float32",
                 (long long)M, (long long)N, (long long)K);
-  rows.push_back({what, "gemm", sizeof(Scalar) == 8 ? "OpenBLAS dgemm" : "OpenBLAS sgemm", ours, theirs, "GFLOP/s", 0.5});
+  rows.push_back({what, "gemm", sizeof(Scalar) == 8 ? "OpenBLAS dgemm" : "OpenBLAS sgemm", ours, theirs, "GFLOP/s", 0.6});
   report(rows.back());
   if (worst > (sizeof(Scalar) == 8 ? 1e-12 : 1e-4))
     std::fprintf(stderr, "yardsticks: gemm results differ from OpenBLAS by %g (relative to K)\n", worst);
@@ -162,22 +164,32 @@ void gemm(std::int64_t M, std::int64_t N, std::int64_t K, bool quick) {
 
 // --- peak -------------------------------------------------------------------------
 
+// The suite's sweep over accumulator counts, keeping the fastest (as `sextant fit` does).
+struct PeakRate {
+  double gflops = 0;
+  int vectors = 0;
+};
 template <class Scalar>
-double peak_rate(bool quick) {
+PeakRate peak_rate(bool quick) {
   Exec exec;
   const std::int64_t items = 16384;
   const int reps = 1000;
   k::View1<Scalar, Exec> out("out", items);
-  std::vector<double> t;
-  k::peak_fma(exec, out, reps);
-  exec.fence();
-  for (int r = 0; r < (quick ? 5 : 11); ++r) {
-    const double t0 = now();
-    k::peak_fma(exec, out, reps);
+  PeakRate best;
+  for (int vectors : k::peak_vector_counts<Exec>()) {
+    std::vector<double> t;
+    k::peak_fma(exec, out, reps, vectors);
     exec.fence();
-    t.push_back(now() - t0);
+    for (int r = 0; r < (quick ? 5 : 11); ++r) {
+      const double t0 = now();
+      k::peak_fma(exec, out, reps, vectors);
+      exec.fence();
+      t.push_back(now() - t0);
+    }
+    const double rate = k::peak_flops<Exec, Scalar>(double(items), reps, vectors) / median(t) * 1e-9;
+    if (rate > best.gflops) best = {rate, vectors};
   }
-  return k::peak_flops<Exec, Scalar>(double(items), reps) / median(t) * 1e-9;
+  return best;
 }
 
 // A thread inherits its creator's CPU mask. With OMP_PROC_BIND set, libgomp pins the
@@ -220,6 +232,8 @@ int main(int argc, char** argv) {
 
   std::printf("# compute yardsticks: %d threads on both sides (Kokkos %s, OpenMP, OpenBLAS %s core), %s\n", threads,
               Exec::name(), openblas_get_corename(), machine.cpu_model.c_str());
+  std::printf("# kernels built for %s (%d-byte vectors, %d registers)\n", k::isa::name, k::isa::vector_bytes,
+              k::isa::vector_registers);
   std::printf("# LLC reported %lld MiB; triad working set %lld MiB%s. Ratios are sextant / reference, of medians.\n",
               llc >> 20, stream_bytes >> 20,
               stream_bytes < 4 * llc ? " (below 4 x LLC: the VM's reported L3 is huge, capped)" : "");
@@ -235,11 +249,16 @@ int main(int argc, char** argv) {
   for (const auto& s : shapes) gemm<float>(s[0], s[1], s[2], quick);
 
   pause_between_sides();
-  rows.push_back({"peak_fma float64 vs best dgemm", "peak_fma", "OpenBLAS dgemm (best)", peak_rate<double>(quick),
-                  best_dgemm, "GFLOP/s", 1.0});
+  // The ceiling must beat every real kernel, the vendor's best GEMM included.
+  const PeakRate p64 = peak_rate<double>(quick), p32 = peak_rate<float>(quick);
+  rows.push_back({"peak_fma float64 vs best dgemm", "peak_fma v=" + std::to_string(p64.vectors),
+                  "OpenBLAS dgemm (best)", p64.gflops, best_dgemm, "GFLOP/s", 1.05});
   report(rows.back());
-  rows.push_back({"peak_fma float32 vs best sgemm", "peak_fma", "OpenBLAS sgemm (best)", peak_rate<float>(quick),
-                  best_sgemm, "GFLOP/s", 1.0});
+  rows.push_back({"peak_fma float32 vs best sgemm", "peak_fma v=" + std::to_string(p32.vectors),
+                  "OpenBLAS sgemm (best)", p32.gflops, best_sgemm, "GFLOP/s", 1.05});
+  report(rows.back());
+  rows.push_back({"peak_fma float32 vs float64", "peak_fma", "peak_fma float64", p32.gflops, p64.gflops, "GFLOP/s",
+                  1.9});
   report(rows.back());
 
   int missed = 0;
