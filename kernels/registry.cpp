@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "kernels/descriptors/support.hpp"
+#include "kernels/isa.hpp"
 
 namespace sextant::kernels {
 
@@ -93,6 +94,8 @@ std::span<const KernelInfo> registry() {
   static const std::vector<KernelInfo> all = build();
   return all;
 }
+
+CompiledIsa compiled_isa() { return {isa::name, isa::vector_bytes, isa::vector_registers}; }
 
 const KernelInfo* find_kernel(std::string_view name) {
   for (const auto& k : registry())

@@ -78,6 +78,14 @@ struct KernelInfo {
 };
 
 std::span<const KernelInfo> registry();
+
+// The vector ISA the registry's kernels were compiled for (kernels/isa.hpp, as seen by
+// the translation units that instantiate them).
+struct CompiledIsa {
+  std::string_view name;
+  int vector_bytes = 0, vector_registers = 0;
+};
+CompiledIsa compiled_isa();
 const KernelInfo* find_kernel(std::string_view name);
 
 }  // namespace sextant::kernels

@@ -1,6 +1,7 @@
 #pragma once
 // The compute part of a model file: measured roofline ceilings and a calibrated
 // operator model per (family, dtype), fitted from the compute suite's results.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,7 +38,9 @@ struct ComputeModel {
   Ceilings ceilings;
   std::vector<OperatorModel> operators;
   std::vector<KernelPoint> points;              // achieved points (for reports and checks)
-  std::vector<std::string> violations;          // measurements faster than a ceiling
+  std::vector<std::string> violations;          // measurements > 5% faster than a measured ceiling
+  std::vector<std::string> raised;              // ceilings raised to a faster kernel's rate (raise_ceilings)
+  std::map<std::string, std::string> peak_shape;  // per dtype: the peak_fma shape that set the ceiling
   int threads = 0;                              // threads per rank the suite measured with
 
   // From a results file with a /compute group; throws naming the file if it has none.

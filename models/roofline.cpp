@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
 namespace sextant::model {
@@ -262,6 +264,41 @@ std::vector<CeilingViolation> ceiling_violations(const Ceilings& c, std::span<co
     }
   }
   return out;
+}
+
+std::vector<std::string> raise_ceilings(Ceilings& c, std::span<const OperatorSample> samples) {
+  std::map<std::string, const OperatorSample*> fastest_compute;
+  const OperatorSample* fastest_memory = nullptr;
+  auto flop_rate = [](const OperatorSample* s) { return s->flops / s->seconds; };
+  auto byte_rate = [](const OperatorSample* s) { return s->bytes / s->seconds; };
+  for (const auto& s : samples) {
+    if (!(s.seconds > 0)) continue;
+    auto& f = fastest_compute[s.dtype];
+    if (s.flops > 0 && (!f || flop_rate(&s) > flop_rate(f))) f = &s;
+    if (s.bytes > 0 && (!fastest_memory || byte_rate(&s) > byte_rate(fastest_memory))) fastest_memory = &s;
+  }
+  std::vector<std::string> raised;
+  auto say = [&](const std::string& ceiling, double from, double to, const char* unit, const OperatorSample& s) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%s: %.3g -> %.3g %s (%s %s %s)", ceiling.c_str(), from, to, unit,
+                  s.family.c_str(), s.dtype.c_str(), s.shape.c_str());
+    raised.push_back(line);
+  };
+  for (const auto& [dtype, s] : fastest_compute) {
+    auto it = c.peak_flops.find(dtype);
+    if (!s || it == c.peak_flops.end() || flop_rate(s) <= it->second) continue;
+    say("peak_flops " + dtype, it->second / 1e9, flop_rate(s) / 1e9, "GFLOP/s", *s);
+    it->second = flop_rate(s);
+  }
+  if (fastest_memory && !c.memory.empty()) {
+    auto top = std::max_element(c.memory.begin(), c.memory.end(),
+                                [](const MemoryLevel& a, const MemoryLevel& b) { return a.bandwidth < b.bandwidth; });
+    if (byte_rate(fastest_memory) > top->bandwidth) {
+      say("bandwidth " + top->name, top->bandwidth / 1e9, byte_rate(fastest_memory) / 1e9, "GB/s", *fastest_memory);
+      top->bandwidth = byte_rate(fastest_memory);
+    }
+  }
+  return raised;
 }
 
 }  // namespace sextant::model

@@ -70,4 +70,10 @@ struct CeilingViolation {
 std::vector<CeilingViolation> ceiling_violations(const Ceilings& c, std::span<const OperatorSample> samples,
                                                  double tolerance = 1.05);
 
+// A kernel faster than a ceiling proves the ceiling kernel missed the hardware's peak
+// (or bandwidth). Raises each such ceiling to the fastest rate a sample reached, so that
+// efficiencies stay <= 1 and the model stays usable, and says what it raised: one line
+// per ceiling, "<ceiling>: <old> -> <new> (<sample>)".
+std::vector<std::string> raise_ceilings(Ceilings& c, std::span<const OperatorSample> samples);
+
 }  // namespace sextant::model

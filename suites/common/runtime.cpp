@@ -1,6 +1,11 @@
 #include "suites/common/runtime.hpp"
 
 #include <Kokkos_Core.hpp>
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime_api.h>
+#elif defined(KOKKOS_ENABLE_HIP)
+#include <hip/hip_runtime_api.h>
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -11,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/error.hpp"
 #include "suites/common/mpi.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -196,6 +202,35 @@ std::map<std::string, std::string> behaviour_environment() {
   return env;
 }
 
+int visible_devices() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+#elif defined(KOKKOS_ENABLE_HIP)
+  int n = 0;
+  return hipGetDeviceCount(&n) == hipSuccess ? n : 0;
+#else
+  return 0;  // a host backend: the ranks share the node's cores instead
+#endif
+}
+
+// Ranks on a node spread over its devices (local rank modulo their count) instead of
+// all driving device 0; SEXTANT_DEVICE pins one explicitly (e.g. from a site's binding
+// script). -1: the backend has no devices.
+static int choose_device(int local_rank) {
+  const int count = visible_devices();
+  if (count <= 0) return -1;
+  if (const char* pinned = std::getenv("SEXTANT_DEVICE"); pinned && *pinned) {
+    char* end = nullptr;
+    const long d = std::strtol(pinned, &end, 10);
+    if (*end != '\0' || d < 0 || d >= count)
+      throw Error("SEXTANT_DEVICE=" + std::string(pinned) + ": expected a device index from 0 to " +
+                  std::to_string(count - 1));
+    return int(d);
+  }
+  return local_rank % count;
+}
+
 Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   int provided = 0;
   SEXTANT_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
@@ -219,9 +254,11 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
 #else
   std::string threads_arg = "--kokkos-threads=" + std::to_string(threads_);
 #endif
+  device_ = choose_device(comm_rank(node_));
+  std::string device_arg = "--kokkos-device-id=" + std::to_string(device_);
   char name[] = "sextant";
-  char* kargv[] = {name, threads_arg.data(), nullptr};
-  int kargc = 2;
+  char* kargv[] = {name, threads_arg.data(), device_ >= 0 ? device_arg.data() : nullptr, nullptr};
+  int kargc = device_ >= 0 ? 3 : 2;
   Kokkos::initialize(kargc, kargv);
   flush_subnormals(threads_);
   int node_leader = comm_rank(node_) == 0 ? 1 : 0;
@@ -252,6 +289,9 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   f["nodes"] = std::to_string(nodes_);
   f["oversubscribed"] = oversubscribed_ ? "yes" : "no";
   f["threads_per_rank"] = std::to_string(threads_);
+  f["device"] = device_ >= 0 ? std::to_string(device_) + " of " + std::to_string(visible_devices()) +
+                                   " (local rank modulo the node's devices, or SEXTANT_DEVICE)"
+                             : "none (host backend)";
   f["subnormals"] = "flushed to zero (FTZ+DAZ)";
   f["sextant_version"] = SEXTANT_VERSION;
   provenance_.environment = behaviour_environment();

@@ -26,6 +26,7 @@ class Runtime {
   int ranks_on_node() const { return ranks_on_node_; }
   int nodes() const { return nodes_; }
   int threads_per_rank() const { return threads_; }
+  int device() const { return device_; }  // the device this rank drives; -1 on host backends
   int argc() const { return argc_; }
   char** argv() const { return argv_; }
   const MachineInfo& machine() const { return machine_; }
@@ -38,7 +39,7 @@ class Runtime {
   const Provenance& provenance() const { return provenance_; }
 
  private:
-  int rank_ = 0, size_ = 1, ranks_on_node_ = 1, nodes_ = 1, threads_ = 1;
+  int rank_ = 0, size_ = 1, ranks_on_node_ = 1, nodes_ = 1, threads_ = 1, device_ = -1;
   int argc_ = 0;
   char** argv_ = nullptr;
   MPI_Comm node_ = MPI_COMM_NULL;
@@ -62,6 +63,8 @@ struct KokkosInfo {
 KokkosInfo kokkos_info();  // needs Kokkos initialised
 
 std::string compiler_id();
+// Devices the Kokkos backend can drive from this process (CUDA, HIP); 0 on host backends.
+int visible_devices();
 std::string git_revision();
 std::string utc_now_iso();
 

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/units.hpp"
+#include "kernels/registry.hpp"
 #include "suites/common/mpi.hpp"
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
@@ -152,6 +153,12 @@ long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFil
       h5::Group g = results->group("compute");
       g.set_attr("threads", std::int64_t{threads});
       g.set_attr("oversubscribed", std::int64_t{rt.oversubscribed()});
+      // The ISA the kernels were compiled for: what sized their register tiles and the
+      // peak sweep's accumulator counts (kernels/isa.hpp).
+      const auto isa = kernels::compiled_isa();
+      g.set_attr("isa", std::string(isa.name));
+      g.set_attr("vector_bytes", std::int64_t{isa.vector_bytes});
+      g.set_attr("vector_registers", std::int64_t{isa.vector_registers});
       std::vector<double> caches;
       for (const auto& c : rt.machine().caches)
         if (c.type != "Instruction") caches.push_back(static_cast<double>(c.bytes));

@@ -107,3 +107,31 @@ TEST(OperatorModel, FasterThanACeilingIsFlagged) {
   EXPECT_NEAR(v[0].ratio, 1.5, 1e-9);
   EXPECT_EQ(v[1].ceiling, "compute");
 }
+
+// A kernel faster than a ceiling raises it to the kernel's rate (and says which); a
+// slower one leaves every ceiling as measured.
+TEST(OperatorModel, CeilingsRaisedToTheFastestKernel) {
+  auto c = ceilings();
+  const double peak = c.peak_for("float64");
+  double top = 0;
+  for (const auto& l : c.memory) top = std::max(top, l.bandwidth);
+  std::vector<OperatorSample> slower{{"triad", "float64", "ok", 2e6, 24e6, 24e6 / (0.5 * top)},
+                                     {"gemm", "float64", "ok", 1e9, 1e6, 1e9 / (0.9 * peak)}};
+  EXPECT_TRUE(raise_ceilings(c, slower).empty());
+  EXPECT_EQ(c.peak_for("float64"), peak);
+
+  std::vector<OperatorSample> faster{{"gemm", "float64", "M=1", 1e9, 1e6, 1e9 / (1.2 * peak)},
+                                     {"gemm", "float64", "M=2", 1e9, 1e6, 1e9 / (1.3 * peak)},
+                                     {"triad", "float64", "big", 2e6, 24e6, 24e6 / (1.5 * top)}};
+  auto raised = raise_ceilings(c, faster);
+  ASSERT_EQ(raised.size(), 2u);
+  EXPECT_NE(raised[0].find("peak_flops float64"), std::string::npos) << raised[0];
+  EXPECT_NE(raised[0].find("M=2"), std::string::npos) << raised[0];  // the fastest kernel
+  EXPECT_NE(raised[1].find("bandwidth"), std::string::npos) << raised[1];
+  EXPECT_NEAR(c.peak_for("float64") / peak, 1.3, 1e-12);
+  double new_top = 0;
+  for (const auto& l : c.memory) new_top = std::max(new_top, l.bandwidth);
+  EXPECT_NEAR(new_top / top, 1.5, 1e-12);
+  // Against the raised ceilings nothing is faster: the fit's efficiencies stay <= 1.
+  EXPECT_TRUE(ceiling_violations(c, faster, 1.0).empty());
+}

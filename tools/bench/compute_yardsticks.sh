@@ -6,8 +6,8 @@
 #   tools/bench/compute_yardsticks.sh [--quick] [--stream-bytes N]
 # THREADS (default: all CPUs) sets OpenMP, Kokkos and OpenBLAS threads alike; BUILD_DIR
 # (default build/release) is where the sextant_yardsticks target is built; ISA
-# (native, x86-64-v3, x86-64-v4) builds and runs that ISA's build in build/isa-ISA
-# instead. Run it once per ISA the CPU has to see them side by side.
+# (x86-64-v3, x86-64-v4: the CMake presets) builds and runs that ISA's build in
+# build/ISA instead. Run it once per ISA the CPU has to see them side by side.
 #
 # The reference must be the best the vendor library does on this CPU: an OpenBLAS
 # older than the CPU falls back to a generic core (e.g. "Prescott", SSE3 kernels, a
@@ -18,10 +18,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build/release}
-if [ -n "${ISA:-}" ]; then
-  build=$root/build/isa-$ISA
-  [ -f "$build/CMakeCache.txt" ] || cmake --preset release -B "$build" -DSEXTANT_ISA="$ISA" \
-    -DKokkos_ROOT="$("$root/scripts/setup" --print-kokkos-root)" >&2
+if [ -n "${ISA:-}" ] && [ "$ISA" != native ]; then   # the CMake preset of that name
+  build=$root/build/$ISA
+  [ -f "$build/CMakeCache.txt" ] || (cd "$root" && cmake --preset "$ISA" \
+    -DKokkos_ROOT="$("$root/scripts/setup" --print-kokkos-root)" >&2)
 fi
 threads=${THREADS:-$(nproc)}
 cmake --build "$build" --target sextant_yardsticks -j"$(nproc)" >&2

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "core/units.hpp"
+#include "kernels/registry.hpp"
 #include "suites/common/runtime.hpp"
 #include "tools/sextant/cli.hpp"
 
@@ -37,6 +38,10 @@ void register_info(CLI::App& app, Context& ctx) {
     for (const auto& s : kk.enabled_spaces) spaces += (spaces.empty() ? "" : ",") + s;
     row("kokkos_backends", spaces + " (default " + kk.backend + ")");
     row("kokkos_concurrency", std::to_string(kk.concurrency));
+    row("device", rt.provenance().fields.at("device"));
+    const auto isa = kernels::compiled_isa();
+    row("kernel_isa", std::string(isa.name) + " (" + std::to_string(isa.vector_bytes) + "-byte vectors, " +
+                          std::to_string(isa.vector_registers) + " registers)");
     row("hdf5_version", std::to_string(h5maj) + "." + std::to_string(h5min) + "." + std::to_string(h5rel));
     row("compiler", compiler_id());
     row("git_revision", git_revision());

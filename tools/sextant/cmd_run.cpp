@@ -168,6 +168,9 @@ long long run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts
                               compute.write_into(root);
                             });
     std::cerr << "sextant: fitted " << model_path << "\n";
+    for (const auto& r : compute.raised)
+      std::cerr << "sextant: WARNING: a kernel beat a measured ceiling, raised to its rate (flagged in the model): " << r
+                << "\n";
     results = std::make_unique<ResultsFile>(path);
   }
   barrier(MPI_COMM_WORLD, rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
