@@ -48,7 +48,7 @@ bool shape_contains(const std::string& whole, const std::string& part) {
 }
 
 std::string registry_kernel(const std::string& kernel, const std::string& shape) {
-  if (kernel == "gemm" && shape_contains(shape, "beta=1")) return "gemm_accumulate";
+  if ((kernel == "gemm" || kernel == "vendor_gemm") && shape_contains(shape, "beta=1")) return kernel + "_accumulate";
   return kernel;
 }
 

@@ -84,6 +84,7 @@ double fill_bytes(double n, double s) { return n * s; }
 std::string family_of(const std::string& kernel) {
   auto starts = [&](const char* p) { return kernel.rfind(p, 0) == 0; };
   if (starts("gemm")) return "gemm";
+  if (starts("vendor_gemm")) return "vendor_gemm";
   if (starts("attention_")) return "attention";
   if (starts("layernorm_") || starts("softmax_") || starts("cross_entropy_")) return "normalization";
   if (starts("bias_gelu_") || starts("relu_")) return "activation";
@@ -114,6 +115,7 @@ struct Dims {
   long long V, Vl, Vrows; // vocabulary, its shard, rows of the local embedding table
   long long tp, dp;
   double s;               // bytes per scalar
+  const char* gemm;       // the GEMM kernel of the dense path
 };
 
 Dims dims_of(const TrainConfig& c) {
@@ -133,6 +135,7 @@ Dims dims_of(const TrainConfig& c) {
   // Vocabulary-parallel embedding: tokens of other shards look up one extra zero row.
   d.Vrows = d.Vl + (c.tp > 1 ? 1 : 0);
   d.s = c.dtype == "float64" ? 8 : 4;
+  d.gemm = c.dense == DensePath::vendor ? "vendor_gemm" : "gemm";
   return d;
 }
 
@@ -149,7 +152,7 @@ class PhaseBuilder {
   void gemm(const std::string& name, long long M, long long N, long long K, bool ta, bool tb, bool accumulate) {
     std::string shape = kv({{"M", M}, {"N", N}, {"K", K}, {"ta", ta}, {"tb", tb}});
     if (accumulate) shape += ",beta=1";
-    op(name, "gemm", shape, gemm_flops(M, N, K), gemm_bytes(M, N, K, d_.s, accumulate));
+    op(name, d_.gemm, shape, gemm_flops(M, N, K), gemm_bytes(M, N, K, d_.s, accumulate));
   }
   void add(const std::string& name, long long n) {
     op(name, "stream_add", kv({{"n", n}}), stream_add_flops(n), stream_add_bytes(n, d_.s));
@@ -272,6 +275,14 @@ std::vector<double> bucket_elements(const std::vector<std::pair<std::string, dou
 }
 
 }  // namespace
+
+const char* to_string(DensePath p) { return p == DensePath::vendor ? "vendor" : "portable"; }
+
+DensePath parse_dense_path(const std::string& name) {
+  if (name == "portable") return DensePath::portable;
+  if (name == "vendor") return DensePath::vendor;
+  throw UsageError("dense path '" + name + "': use portable or vendor");
+}
 
 int TrainConfig::micro_batches() const {
   const long long per_step = static_cast<long long>(micro_batch) * dp;

@@ -12,6 +12,12 @@ namespace sextant::model {
 
 enum class Schedule { gpipe, one_f_one_b };
 enum class Optimizer { sgd, adamw };
+// Which implementation runs the dense operators (GEMMs): the portable Kokkos kernels,
+// or the vendor's BLAS through Kokkos Kernels (what frameworks call). The step plan
+// names the kernels of that path, so each is costed by its own operator model.
+enum class DensePath { portable, vendor };
+const char* to_string(DensePath);
+DensePath parse_dense_path(const std::string& name);  // throws UsageError naming the value
 
 struct TrainConfig {
   // Model
@@ -23,6 +29,7 @@ struct TrainConfig {
   Schedule schedule = Schedule::one_f_one_b;
   Optimizer optimizer = Optimizer::adamw;
   bool zero1 = false;           // optimizer state sharded over dp (reduce_scatter + allgather)
+  DensePath dense = DensePath::portable;  // the proxy defaults to vendor where it has it
   bool overlap_dp = false;      // gradient allreduce per bucket, overlapped with backward
   double bucket_bytes = 1 << 20;
   std::string dtype = "float32";

@@ -1,8 +1,14 @@
 // Descriptors of GEMM and batched GEMM (C = op(A) op(B), alpha = 1, beta = 0), and of
-// the accumulating GEMM (C += op(A) op(B), beta = 1: weight gradients over micro-batches).
+// the accumulating GEMM (C += op(A) op(B), beta = 1: weight gradients over micro-batches),
+// on two paths: the portable Kokkos kernels (gemm, ...) and, where Kokkos Kernels was
+// found, the vendor's BLAS (vendor_gemm, ...): same shapes, counts and references.
 #include "kernels/gemm.hpp"
+#ifdef SEXTANT_HAVE_KOKKOS_KERNELS
+#include "kernels/vendor_blas.hpp"
+#endif
 
 #include <algorithm>
+#include <utility>
 
 #include "kernels/descriptors/support.hpp"
 #include "kernels/reference/blas.hpp"
@@ -10,9 +16,25 @@
 namespace sextant::kernels::descriptors {
 namespace {
 
+// The two paths, as the instances call them.
+struct Portable {
+  template <class... Args>
+  static void gemm(Args&&... args) { kernels::gemm(std::forward<Args>(args)...); }
+  template <class... Args>
+  static void batched(Args&&... args) { kernels::gemm_batched(std::forward<Args>(args)...); }
+};
+#ifdef SEXTANT_HAVE_KOKKOS_KERNELS
+struct Vendor {
+  template <class... Args>
+  static void gemm(Args&&... args) { kernels::vendor_gemm(std::forward<Args>(args)...); }
+  template <class... Args>
+  static void batched(Args&&... args) { kernels::vendor_gemm_batched(std::forward<Args>(args)...); }
+};
+#endif
+
 // Batched when Batched, else one rank-2 problem. ta, tb in the shape select transposes.
 // Accumulate: beta = 1, C is an input too (every run adds to it).
-template <bool Batched, bool Accumulate = false>
+template <class Path, bool Batched, bool Accumulate = false>
 struct GemmInstance {
   template <class Scalar>
   class Of final : public Instance {
@@ -32,12 +54,12 @@ struct GemmInstance {
     void run() override {
       const Trans ta = ta_ ? Trans::yes : Trans::no, tb = tb_ ? Trans::yes : Trans::no;
       if constexpr (Batched) {
-        gemm_batched(exec_, ta, tb, Scalar(1), A_, B_, Scalar(beta), C_);
+        Path::batched(exec_, ta, tb, Scalar(1), A_, B_, Scalar(beta), C_);
       } else {
         auto A = Kokkos::subview(A_, 0, Kokkos::ALL, Kokkos::ALL);
         auto B = Kokkos::subview(B_, 0, Kokkos::ALL, Kokkos::ALL);
         auto C = Kokkos::subview(C_, 0, Kokkos::ALL, Kokkos::ALL);
-        gemm(exec_, ta, tb, Scalar(1), A, B, Scalar(beta), C);
+        Path::gemm(exec_, ta, tb, Scalar(1), A, B, Scalar(beta), C);
       }
       exec_.fence();
     }
@@ -110,7 +132,7 @@ std::vector<KernelInfo> gemm_kernels() {
   g.bytes = [](const Shape& s, Dtype t) {
     return gemm_bytes(double(s["M"]), double(s["N"]), double(s["K"]), double(size_of(t)));
   };
-  g.make = &make_real<GemmInstance<false>::template Of>;
+  g.make = &make_real<GemmInstance<Portable, false>::template Of>;
 
   KernelInfo b = g;
   b.name = "gemm_batched";
@@ -128,7 +150,7 @@ std::vector<KernelInfo> gemm_kernels() {
   b.bytes = [](const Shape& s, Dtype t) {
     return gemm_bytes(double(s["M"]), double(s["N"]), double(s["K"]), double(size_of(t)), double(s["batch"]));
   };
-  b.make = &make_real<GemmInstance<true>::template Of>;
+  b.make = &make_real<GemmInstance<Portable, true>::template Of>;
 
   // C += op(A) op(B): what a weight-gradient GEMM does when gradients accumulate over
   // micro-batches. Same shapes; C is read as well as written.
@@ -140,8 +162,24 @@ std::vector<KernelInfo> gemm_kernels() {
   acc.bytes = [](const Shape& s, Dtype t) {
     return gemm_bytes(double(s["M"]), double(s["N"]), double(s["K"]), double(size_of(t)), 1, true);
   };
-  acc.make = &make_real<GemmInstance<false, true>::template Of>;
-  return {g, b, acc};
+  acc.make = &make_real<GemmInstance<Portable, false, true>::template Of>;
+  std::vector<KernelInfo> all{g, b, acc};
+
+#ifdef SEXTANT_HAVE_KOKKOS_KERNELS
+  // The vendor path: the same operators by the BLAS library Kokkos Kernels was built
+  // with. A family of their own, so that operator models stay per path.
+  for (KernelInfo* k : {&g, &b, &acc}) {
+    KernelInfo v = *k;
+    v.name = "vendor_" + k->name;
+    v.family = "vendor_gemm";
+    v.counting = k->counting + "; computed by KokkosBlas::gemm on the BLAS TPL";
+    all.push_back(std::move(v));
+  }
+  all[3].make = &make_real<GemmInstance<Vendor, false>::template Of>;
+  all[4].make = &make_real<GemmInstance<Vendor, true>::template Of>;
+  all[5].make = &make_real<GemmInstance<Vendor, false, true>::template Of>;
+#endif
+  return all;
 }
 
 }  // namespace sextant::kernels::descriptors

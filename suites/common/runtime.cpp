@@ -1,6 +1,7 @@
 #include "suites/common/runtime.hpp"
 
 #include <Kokkos_Core.hpp>
+#include <dlfcn.h>
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
 #elif defined(KOKKOS_ENABLE_HIP)
@@ -231,6 +232,27 @@ static int choose_device(int local_rank) {
   return local_rank % count;
 }
 
+// A threaded BLAS (the vendor path's GEMMs) starts as many threads as the node has
+// cores in every rank unless told otherwise: give it the rank's share, as Kokkos gets.
+// Looked up at run time, so the runtime links no BLAS; "" when no known one is loaded.
+static std::string set_blas_threads(int threads) {
+  struct Setter {
+    const char* symbol;
+    const char* library;
+  };
+  for (const Setter& s : {Setter{"openblas_set_num_threads", "OpenBLAS"},
+                          Setter{"bli_thread_set_num_threads", "BLIS"}})
+    if (void* f = dlsym(RTLD_DEFAULT, s.symbol)) {
+      reinterpret_cast<void (*)(int)>(f)(threads);
+      return std::string(s.library) + ", " + std::to_string(threads) + " threads";
+    }
+  if (void* f = dlsym(RTLD_DEFAULT, "MKL_Set_Num_Threads")) {
+    reinterpret_cast<void (*)(int)>(f)(threads);
+    return "MKL, " + std::to_string(threads) + " threads";
+  }
+  return "";
+}
+
 Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   int provided = 0;
   SEXTANT_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
@@ -261,6 +283,7 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   int kargc = device_ >= 0 ? 3 : 2;
   Kokkos::initialize(kargc, kargv);
   flush_subnormals(threads_);
+  const std::string blas = set_blas_threads(threads_);
   int node_leader = comm_rank(node_) == 0 ? 1 : 0;
   SEXTANT_MPI_CHECK(MPI_Allreduce(&node_leader, &nodes_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
 
@@ -289,6 +312,7 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   f["nodes"] = std::to_string(nodes_);
   f["oversubscribed"] = oversubscribed_ ? "yes" : "no";
   f["threads_per_rank"] = std::to_string(threads_);
+  if (!blas.empty()) f["blas"] = blas;
   f["device"] = device_ >= 0 ? std::to_string(device_) + " of " + std::to_string(visible_devices()) +
                                    " (local rank modulo the node's devices, or SEXTANT_DEVICE)"
                              : "none (host backend)";

@@ -17,7 +17,7 @@ using namespace sextant;
 struct Args {
   model::TrainConfig config;
   train::TrainRunOptions run;
-  std::string schedule = "1f1b", optimizer = "adamw", wait;
+  std::string schedule = "1f1b", optimizer = "adamw", wait, dense = model::to_string(train::default_dense_path());
 };
 
 void add_options(CLI::App& app, Args& a) {
@@ -39,6 +39,8 @@ void add_options(CLI::App& app, Args& a) {
   app.add_flag("--overlap", c.overlap_dp, "overlap the dp gradient sync with backward");
   app.add_option("--bucket-bytes", c.bucket_bytes, "dp gradient bucket size in bytes")->capture_default_str();
   app.add_option("--dtype", c.dtype, "float32 | float64")->capture_default_str();
+  app.add_option("--dense", a.dense, "GEMMs by: portable (Kokkos kernels) | vendor (BLAS via Kokkos Kernels)")
+      ->capture_default_str();
   app.add_option("--steps", a.run.steps, "measured steps")->capture_default_str();
   app.add_option("--warmup", a.run.warmup, "steps before the measured ones")->capture_default_str();
   app.add_option("--seed", a.run.seed, "parameters and data")->capture_default_str();
@@ -60,6 +62,7 @@ int run(int argc, char** argv) {
     if (a.schedule == "gpipe") a.config.schedule = model::Schedule::gpipe;
     else if (a.schedule == "1f1b") a.config.schedule = model::Schedule::one_f_one_b;
     else throw UsageError("--schedule '" + a.schedule + "': use gpipe or 1f1b");
+    a.config.dense = model::parse_dense_path(a.dense);
     if (a.optimizer == "sgd") a.config.optimizer = model::Optimizer::sgd;
     else if (a.optimizer == "adamw") a.config.optimizer = model::Optimizer::adamw;
     else throw UsageError("--optimizer '" + a.optimizer + "': use sgd or adamw");

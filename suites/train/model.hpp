@@ -35,6 +35,9 @@
 #include "kernels/attention.hpp"
 #include "kernels/embedding.hpp"
 #include "kernels/gemm.hpp"
+#ifdef SEXTANT_HAVE_KOKKOS_KERNELS
+#include "kernels/vendor_blas.hpp"
+#endif
 #include "kernels/layernorm.hpp"
 #include "kernels/stream.hpp"
 #include "suites/common/mpi.hpp"
@@ -67,7 +70,7 @@ class Stage {
  public:
   Stage(const model::TrainConfig& c, const Layout& layout, Recorder& rec, ParamStore<S>& store, int slots,
         int layers_first, int layers_count, WaitMode wait)
-      : rec_(rec), store_(store), wait_(wait), tp_comm_(layout.tp_comm), tp_(c.tp), tp_rank_(layout.tp_rank),
+      : rec_(rec), store_(store), wait_(wait), dense_(c.dense), tp_comm_(layout.tp_comm), tp_(c.tp), tp_rank_(layout.tp_rank),
         first_(layout.first_stage()), last_(layout.last_stage()), b_(c.micro_batch), S_(c.seq), H_(c.hidden),
         T_(b_ * S_), Hl_(c.hidden / c.tp), Al_(c.heads / c.tp), D_(c.hidden / c.heads), Fl_(4LL * c.hidden / c.tp),
         Vl_(c.vocab / c.tp), Vrows_(Vl_ + (c.tp > 1 ? 1 : 0)), BH_(b_ * Al_),
@@ -247,15 +250,22 @@ class Stage {
             bool accumulate) {
     const std::int64_t M = c.extent(0), N = c.extent(1);
     const std::int64_t K = ta == kernels::Trans::yes ? a.extent(0) : a.extent(1);
+    const bool vendor = dense_ == model::DensePath::vendor;
     op(
-        prefix, name, "gemm",
+        prefix, name, vendor ? "vendor_gemm" : "gemm",
         [&] {
           std::string s = kv({{"M", M}, {"N", N}, {"K", K}, {"ta", ta == kernels::Trans::yes},
                               {"tb", tb == kernels::Trans::yes}});
           return accumulate ? s + ",beta=1" : s;
         },
         kernels::gemm_flops(M, N, K), kernels::gemm_bytes(M, N, K, sizeof(S), 1, accumulate),
-        [&] { kernels::gemm(exec_, ta, tb, S(1), a, b, accumulate ? S(1) : S(0), c); });
+        [&] {
+          const S beta = accumulate ? S(1) : S(0);
+#ifdef SEXTANT_HAVE_KOKKOS_KERNELS
+          if (vendor) return kernels::vendor_gemm(exec_, ta, tb, S(1), a, b, beta, c);
+#endif
+          kernels::gemm(exec_, ta, tb, S(1), a, b, beta, c);
+        });
   }
 
   // c = a + b on n elements (c may alias a).
@@ -470,6 +480,7 @@ class Stage {
   Recorder& rec_;
   ParamStore<S>& store_;
   WaitMode wait_;
+  model::DensePath dense_;
   MPI_Comm tp_comm_;
   int tp_, tp_rank_;
   bool first_, last_;

@@ -29,6 +29,7 @@ using Kokkos::Experimental::log;
 inline const char* family_of(std::string_view kernel) {
   auto starts = [&](std::string_view p) { return kernel.substr(0, p.size()) == p; };
   if (starts("gemm")) return "gemm";
+  if (starts("vendor_gemm")) return "vendor_gemm";
   if (starts("attention_")) return "attention";
   if (starts("layernorm_") || starts("softmax_") || starts("cross_entropy_")) return "normalization";
   if (starts("bias_gelu_") || starts("relu_")) return "activation";

@@ -291,8 +291,18 @@ TrainResult run_training(const model::TrainConfig& config, const TrainRunOptions
   config.validate();
   if (options.steps < 0 || options.warmup < 0)
     throw UsageError("--steps and --warmup must be >= 0");
+  if (config.dense == model::DensePath::vendor && default_dense_path() != model::DensePath::vendor)
+    throw UsageError("dense path 'vendor': this sextant was built without Kokkos Kernels (KokkosKernels_ROOT)");
   if (config.dtype == "float64") return run_typed<double>(config, options, world);
   return run_typed<float>(config, options, world);
+}
+
+model::DensePath default_dense_path() {
+#ifdef SEXTANT_HAVE_KOKKOS_KERNELS
+  return model::DensePath::vendor;
+#else
+  return model::DensePath::portable;
+#endif
 }
 
 }  // namespace sextant::train

@@ -67,4 +67,8 @@ struct TrainResult {
 // result. Throws UsageError for an invalid configuration, Error on a failed run.
 TrainResult run_training(const model::TrainConfig& config, const TrainRunOptions& options, MPI_Comm world);
 
+// The dense path the proxy runs unless told otherwise: the vendor's BLAS where this
+// build has Kokkos Kernels (what frameworks call), else the portable kernels.
+model::DensePath default_dense_path();
+
 }  // namespace sextant::train

@@ -76,6 +76,7 @@ std::vector<SweepEntry> default_sweep(int ranks) {
       e.config.tp = s.tp;
       e.config.pp = s.pp;
       e.config.schedule = s.schedule;
+      e.config.dense = default_dense_path();
       // Enough micro-batches that the pipeline has something to overlap.
       e.config.global_batch = e.config.micro_batch * s.dp * (s.pp > 1 ? 4 : 2);
       if (e.config.pp > e.config.layers) continue;

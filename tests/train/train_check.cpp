@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   c.dtype = "float64";
   train::TrainRunOptions o;
   o.warmup = 0;
-  std::string schedule = "1f1b", optimizer = "adamw";
+  std::string schedule = "1f1b", optimizer = "adamw", dense = model::to_string(train::default_dense_path());
   bool expect_decrease = false;
   app.add_option("--layers", c.layers);
   app.add_option("--hidden", c.hidden);
@@ -97,12 +97,14 @@ int main(int argc, char** argv) {
   app.add_flag("--overlap", c.overlap_dp);
   app.add_option("--bucket-bytes", c.bucket_bytes);
   app.add_option("--dtype", c.dtype);
+  app.add_option("--dense", dense);
   app.add_option("--steps", o.steps);
   app.add_option("--lr", o.lr);
   app.add_flag("--expect-decrease", expect_decrease);
   CLI11_PARSE(app, argc, argv);
   c.schedule = schedule == "gpipe" ? model::Schedule::gpipe : model::Schedule::one_f_one_b;
   c.optimizer = optimizer == "sgd" ? model::Optimizer::sgd : model::Optimizer::adamw;
+  c.dense = model::parse_dense_path(dense);
 
   Runtime rt(argc, argv);
   o.wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;

@@ -44,6 +44,7 @@ model::TrainConfig parse_train_config(const std::string& text) {
     else if (key == "zero1") c.zero1 = integer() != 0;
     else if (key == "overlap") c.overlap_dp = integer() != 0;
     else if (key == "dtype") c.dtype = value;
+    else if (key == "dense") c.dense = model::parse_dense_path(value);
     else if (key == "schedule") {
       if (value == "gpipe") c.schedule = model::Schedule::gpipe;
       else if (value == "1f1b") c.schedule = model::Schedule::one_f_one_b;
@@ -55,7 +56,7 @@ model::TrainConfig parse_train_config(const std::string& text) {
     } else {
       throw UsageError("--train: unknown key '" + key +
                        "' (layers, hidden, heads, seq, vocab, micro_batch, global_batch, dp, tp, pp, schedule, "
-                       "optimizer, zero1, overlap, bucket_bytes, dtype)");
+                       "optimizer, zero1, overlap, bucket_bytes, dtype, dense)");
     }
   }
   c.validate();
@@ -67,6 +68,11 @@ void predict_train(const std::string& path, const std::string& text, const model
   auto compute = model::ComputeModel::read(path);
   if (!compute) throw Error(path + ": no compute part (fit a results file of the compute or train suite)");
   auto config = parse_train_config(text);
+  // Unless the configuration names its dense path: the one the model's operators
+  // were measured on (the train suite measures the path its proxy runs).
+  if (text.find("dense=") == std::string::npos)
+    for (const auto& o : compute->operators)
+      if (o.family == "vendor_gemm") config.dense = model::DensePath::vendor;
   auto plan = model::plan_step(config);
   auto p = model::predict_step(plan, comm, *compute, levels);
   std::printf("training step: %d layers, hidden %d, heads %d, seq %d, micro-batch %d, global batch %d\n",
@@ -76,6 +82,7 @@ void predict_train(const std::string& path, const std::string& text, const model
               config.schedule == model::Schedule::gpipe ? "GPipe" : "1F1B", p.micro_batches,
               config.zero1 ? ", ZeRO-1" : "", config.overlap_dp ? ", DP overlapped" : "", levels.tp.c_str(),
               levels.dp.c_str(), levels.pp.c_str());
+  std::printf("dense path:    %s GEMMs\n", model::to_string(config.dense));
   std::printf("predicted step time %s\n", format_seconds(p.total).c_str());
   for (const auto& [name, t] : p.breakdown)
     std::printf("  %-28s %12s  %5.1f%%\n", name.c_str(), format_seconds(t).c_str(), p.total > 0 ? 100 * t / p.total : 0.0);
