@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "kernels/common.hpp"
+#include "kernels/fast_math.hpp"
 
 namespace sextant::kernels {
 
@@ -46,7 +47,7 @@ void softmax_forward(const Exec& exec, VX x, VY y) {
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, cols),
             [&](const int j, Scalar& local) {
-              const Scalar e = math::exp(x(i, j) - m);
+              const Scalar e = fast::exp(Scalar(x(i, j) - m));
               y(i, j) = e;
               local += e;
             },

@@ -31,6 +31,7 @@ struct RunArgs {
   int corrupt_rank = -1;
   bool dtypes_given = false, sizes_given = false;
   std::string kernels, families, configs;  // compute, train
+  std::string dense;                       // train: portable | vendor (default: the proxy's)
   bool full_shapes = false;                // compute
   int steps = 0;                           // train
 };
@@ -122,6 +123,8 @@ long long run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts
     });
     if (sweep.empty()) throw UsageError("--configs '" + a.configs + "': no configuration of the sweep matches");
   }
+  if (!a.dense.empty())
+    for (auto& e : sweep) e.config.dense = model::parse_dense_path(a.dense);
   if (comm_opts.benchmarks.empty())
     comm_opts.benchmarks = {"pingpong", "bandwidth", "allreduce", "reduce_scatter", "allgather", "reduce_local"};
   if (!a.sizes_given) comm_opts.sizes = {4, 4 << 20};
@@ -205,6 +208,9 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_flag("--full-shapes", args->full_shapes, "compute: the larger shape set of every kernel");
   cmd->add_option("--families", args->families, "compute: kernel families (default all)");
   cmd->add_option("--configs", args->configs, "train: configurations of the sweep to run (default all)");
+  cmd->add_option("--dense", args->dense,
+                  "train: GEMMs by portable (sextant's Kokkos kernels) or vendor (BLAS via Kokkos Kernels; the "
+                  "default where built)");
   cmd->add_option("--steps", args->steps, "train: measured steps per configuration");
   cmd->add_option("--op", args->op, "reduction: sum | max | min");
   cmd->add_option("--levels", args->levels, "world,intra,inter");

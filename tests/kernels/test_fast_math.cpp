@@ -1,0 +1,61 @@
+// fast::exp (kernels/fast_math.hpp) against libm's exp over its whole range: the
+// kernels' serial references bound transcendental errors by a few ulp, so the
+// approximation must stay within 2 ulp (it is < 1.1 by construction: truncation below
+// 0.05 ulp plus the rounding of a Horner polynomial), and clamp, never overflow or
+// wrap, outside the range.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/fast_math.hpp"
+
+namespace {
+
+template <class T>
+double ulps(T got, T want) {
+  return std::fabs(double(got) - double(want)) / double(std::nextafter(want, std::numeric_limits<T>::infinity()) - want);
+}
+
+template <class T>
+double worst_ulps(double lo, double hi, double step) {
+  double worst = 0;
+  for (double x = lo; x <= hi; x += step) {
+    const T t = T(x);
+    worst = std::max(worst, ulps(sextant::kernels::fast::exp(t), std::exp(t)));
+  }
+  return worst;
+}
+
+TEST(FastExp, Float64WithinTwoUlpOverItsRange) {
+  EXPECT_LE(worst_ulps<double>(-708.0, 709.0, 0.00037), 2.0);
+  EXPECT_LE(worst_ulps<double>(-1.0, 1.0, 1e-6), 2.0);  // near 0, where softmax and sigmoid live
+}
+
+TEST(FastExp, Float32WithinTwoUlpOverItsRange) {
+  EXPECT_LE(worst_ulps<float>(-87.0, 88.0, 0.0001), 2.0);
+  EXPECT_LE(worst_ulps<float>(-1.0, 1.0, 1e-6), 2.0);
+}
+
+TEST(FastExp, ClampsOutsideTheRange) {
+  using sextant::kernels::fast::exp;
+  for (double x : {-1e300, -1000.0, -709.0}) {
+    EXPECT_GT(exp(x), 0.0) << x;
+    EXPECT_LE(exp(x), std::exp(-707.0)) << x;
+  }
+  for (double x : {710.0, 1000.0, 1e300}) {
+    EXPECT_TRUE(std::isfinite(exp(x))) << x;
+    EXPECT_GE(exp(x), std::exp(708.0)) << x;
+  }
+  for (float x : {-1e30f, -200.0f, -88.0f}) {
+    EXPECT_GT(exp(x), 0.0f) << x;
+    EXPECT_LE(exp(x), std::exp(-86.0f)) << x;
+  }
+  for (float x : {89.0f, 200.0f, 1e30f}) {
+    EXPECT_TRUE(std::isfinite(exp(x))) << x;
+    EXPECT_GE(exp(x), std::exp(87.0f)) << x;
+  }
+  EXPECT_TRUE(std::isnan(exp(std::nan(""))));
+}
+
+}  // namespace
