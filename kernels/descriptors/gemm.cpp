@@ -112,8 +112,9 @@ std::vector<KernelInfo> gemm_kernels() {
   g.counting = counting;
   g.params = {"M", "N", "K", "ta", "tb"};
   g.dtypes = real_dtypes;
-  // Host blocks are 96 x 512 x 256 float64, 96 x 1024 x 256 float32 (micro-tiles 6 x 32,
-  // 6 x 64): the test shapes cross block and micro-tile edges in every dimension, with
+  // Host blocks are 96 x 512 x 256 float64, 96 x 1024 x 256 float32 (micro-tiles 6 x 32
+  // and 6 x 64 with AVX-512, 6 x 8 and 6 x 16 with AVX2): the test shapes cross block and
+  // micro-tile edges in every dimension, with
   // every transpose combination, and give teams several row blocks and uneven columns.
   g.test_shapes = {{{"M", 37}, {"N", 53}, {"K", 29}, {"ta", 0}, {"tb", 0}},
                    {{"M", 131}, {"N", 300}, {"K", 517}, {"ta", 0}, {"tb", 0}},
