@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <cstdio>
 #include <set>
 #include <sstream>
 
@@ -234,23 +235,39 @@ static int choose_device(int local_rank) {
 
 // A threaded BLAS (the vendor path's GEMMs) starts as many threads as the node has
 // cores in every rank unless told otherwise: give it the rank's share, as Kokkos gets.
-// Looked up at run time, so the runtime links no BLAS; "" when no known one is loaded.
-static std::string set_blas_threads(int threads) {
-  struct Setter {
-    const char* symbol;
-    const char* library;
-  };
-  for (const Setter& s : {Setter{"openblas_set_num_threads", "OpenBLAS"},
-                          Setter{"bli_thread_set_num_threads", "BLIS"}})
-    if (void* f = dlsym(RTLD_DEFAULT, s.symbol)) {
-      reinterpret_cast<void (*)(int)>(f)(threads);
-      return std::string(s.library) + ", " + std::to_string(threads) + " threads";
-    }
-  if (void* f = dlsym(RTLD_DEFAULT, "MKL_Set_Num_Threads")) {
+// Looked up at run time, so the runtime links no BLAS. Returns what runs ("" when no
+// known BLAS is loaded) and, for OpenBLAS, the kernel family it chose: an OpenBLAS
+// older than the CPU falls back to generic kernels (0.3.21 runs "Prescott", SSE3, on a
+// Sapphire Rapids core: a quarter of its rate), which a user must hear about.
+struct BlasSetup {
+  std::string description, warning;
+};
+static BlasSetup configure_blas(int threads) {
+  BlasSetup b;
+  const std::string n = ", " + std::to_string(threads) + " threads";
+  if (void* f = dlsym(RTLD_DEFAULT, "openblas_set_num_threads")) {
     reinterpret_cast<void (*)(int)>(f)(threads);
-    return "MKL, " + std::to_string(threads) + " threads";
+    std::string core = "unknown";
+    if (void* g = dlsym(RTLD_DEFAULT, "openblas_get_corename")) core = reinterpret_cast<char* (*)()>(g)();
+    b.description = "OpenBLAS (" + core + " kernels)" + n;
+    static const std::set<std::string> generic{"Prescott", "Katmai", "Coppermine", "Northwood", "Core2",
+                                               "Penryn", "Dunnington", "Nehalem", "Atom", "Barcelona"};
+#if defined(__x86_64__) || defined(__i386__)
+    if (generic.count(core) && (__builtin_cpu_supports("avx512f") || __builtin_cpu_supports("avx2")))
+      b.warning = "OpenBLAS runs its generic " + core + " kernels on a CPU with " +
+                  (__builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2") +
+                  " (it does not know this CPU model): the vendor path's GEMMs run at a fraction of their rate. "
+                  "OPENBLAS_CORETYPE=" + (__builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell") +
+                  " selects the right ones; the measurements stay true to what ran either way";
+#endif
+  } else if (void* f = dlsym(RTLD_DEFAULT, "bli_thread_set_num_threads")) {
+    reinterpret_cast<void (*)(int)>(f)(threads);
+    b.description = "BLIS" + n;
+  } else if (void* f = dlsym(RTLD_DEFAULT, "MKL_Set_Num_Threads")) {
+    reinterpret_cast<void (*)(int)>(f)(threads);
+    b.description = "MKL" + n;
   }
-  return "";
+  return b;
 }
 
 Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
@@ -283,7 +300,8 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   int kargc = device_ >= 0 ? 3 : 2;
   Kokkos::initialize(kargc, kargv);
   flush_subnormals(threads_);
-  const std::string blas = set_blas_threads(threads_);
+  const BlasSetup blas = configure_blas(threads_);
+  if (!blas.warning.empty() && rank_ == 0) std::fprintf(stderr, "sextant: WARNING: %s\n", blas.warning.c_str());
   int node_leader = comm_rank(node_) == 0 ? 1 : 0;
   SEXTANT_MPI_CHECK(MPI_Allreduce(&node_leader, &nodes_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
 
@@ -312,7 +330,7 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   f["nodes"] = std::to_string(nodes_);
   f["oversubscribed"] = oversubscribed_ ? "yes" : "no";
   f["threads_per_rank"] = std::to_string(threads_);
-  if (!blas.empty()) f["blas"] = blas;
+  if (!blas.description.empty()) f["blas"] = blas.description;
   f["device"] = device_ >= 0 ? std::to_string(device_) + " of " + std::to_string(visible_devices()) +
                                    " (local rank modulo the node's devices, or SEXTANT_DEVICE)"
                              : "none (host backend)";
