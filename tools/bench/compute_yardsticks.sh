@@ -5,9 +5,10 @@
 #   (goal >= 0.6), the peak-FLOP kernel vs OpenBLAS's best GEMM rate (goal >= 1.05).
 #   tools/bench/compute_yardsticks.sh [--quick] [--stream-bytes N]
 # THREADS (default: all CPUs) sets OpenMP, Kokkos and OpenBLAS threads alike; BUILD_DIR
-# (default build/release) is where the sextant_yardsticks target is built; ISA
-# (x86-64-v3, x86-64-v4: the CMake presets) builds and runs that ISA's build in
-# build/ISA instead. Run it once per ISA the CPU has to see them side by side.
+# (default build/release) is where the native build's sextant_yardsticks is built. By
+# default the native build runs and, where the CPU has AVX-512, the x86-64-v3 (AVX2)
+# build after it (CMake preset x86-64-v3, in build/x86-64-v3): two ISAs side by side.
+# ISA=native|x86-64-v3|x86-64-v4 runs that one only.
 #
 # The reference must be the best the vendor library does on this CPU: an OpenBLAS
 # older than the CPU falls back to a generic core (e.g. "Prescott", SSE3 kernels, a
@@ -17,21 +18,37 @@
 # OpenBLAS ran.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=${BUILD_DIR:-$root/build/release}
-if [ -n "${ISA:-}" ] && [ "$ISA" != native ]; then   # the CMake preset of that name
-  build=$root/build/$ISA
-  [ -f "$build/CMakeCache.txt" ] || (cd "$root" && cmake --preset "$ISA" \
-    -DKokkos_ROOT="$("$root/scripts/setup" --print-kokkos-root)" >&2)
-fi
 threads=${THREADS:-$(nproc)}
-cmake --build "$build" --target sextant_yardsticks -j"$(nproc)" >&2
-if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
-  flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
-  if [ "${ISA:-}" = x86-64-v3 ]; then export OPENBLAS_CORETYPE=Haswell   # the same ISA on both sides
-  elif grep -qw avx512f <<<"$flags"; then export OPENBLAS_CORETYPE=SkylakeX
-  elif grep -qw avx2 <<<"$flags"; then export OPENBLAS_CORETYPE=Haswell
+flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
+
+# run_isa ISA [args]: builds (if needed) and runs one ISA's yardsticks.
+run_isa() {
+  local isa=$1 build coretype=${OPENBLAS_CORETYPE:-}
+  shift
+  build=${BUILD_DIR:-$root/build/release}
+  if [ "$isa" != native ]; then   # the CMake preset of that name
+    build=$root/build/$isa
+    [ -f "$build/CMakeCache.txt" ] || (cd "$root" && cmake --preset "$isa" \
+      -DKokkos_ROOT="$("$root/scripts/setup" --print-kokkos-root)" \
+      -DKokkosKernels_ROOT="$("$root/scripts/setup" --print-kokkos-kernels-root)" >&2)
   fi
+  cmake --build "$build" --target sextant_yardsticks -j"$(nproc)" >&2
+  if [ -z "$coretype" ]; then
+    if [ "$isa" = x86-64-v3 ]; then coretype=Haswell   # the same ISA on both sides
+    elif grep -qw avx512f <<<"$flags"; then coretype=SkylakeX
+    elif grep -qw avx2 <<<"$flags"; then coretype=Haswell
+    fi
+  fi
+  # (an empty OPENBLAS_CORETYPE is not the same as none: OpenBLAS then detects otherwise)
+  env ${coretype:+OPENBLAS_CORETYPE=$coretype} OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads \
+    OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads} \
+    "$build/tools/bench/sextant_yardsticks" "$@"
+}
+
+if [ -n "${ISA:-}" ]; then
+  run_isa "$ISA" "$@"
+else
+  run_isa native "$@"
+  # A CPU with AVX-512 runs the AVX2 build too: two ISAs side by side, one run.
+  if grep -qw avx512f <<<"$flags"; then echo; run_isa x86-64-v3 "$@"; fi
 fi
-export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
-export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
-exec "$build/tools/bench/sextant_yardsticks" "$@"
