@@ -12,10 +12,9 @@
 // of A and does MR * NR multiply-adds, in fixed-size loops the compiler unrolls and
 // vectorises. Tile sizes come from GemmTiling: on the host a one-thread team with
 // L2-sized blocks in level-1 scratch, a micro-tile sized from the ISA's register file,
-// and enough row blocks
-// per team to reuse each packed B block while keeping ~2 teams per thread; on a GPU a
-// 256-thread team per 64 x 64 block with shared-memory (level-0) scratch and a 4 x 4
-// tile per thread.
+// and enough row blocks per team to reuse each packed B block while keeping ~2 teams
+// per thread; on a GPU a 256-thread team per 64 x 64 block with shared-memory (level-0)
+// scratch and a 4 x 4 tile per thread.
 //
 // Counted: 2 M N K FLOPs per batch entry (the alpha/beta scaling is not counted).
 // Bytes: compulsory traffic, each of A, B and C moved once: (M K + K N + M N) scalars,
