@@ -9,9 +9,10 @@
 #include <functional>
 #include <limits>
 #include <numbers>
-#include <random>
 #include <stdexcept>
 #include <vector>
+
+#include "tests/unit/portable_random.hpp"
 
 namespace {
 
@@ -27,20 +28,14 @@ using sextant::model::segment_for;
 constexpr double KiB = 1024.0;
 constexpr double MiB = 1024.0 * KiB;
 
-// Standard normal from the fully specified mt19937_64 (Box-Muller), so the
-// synthetic data are identical on every standard library.
+// Standard normal draws that are the same on every standard library.
 class Normal {
  public:
-  explicit Normal(std::uint64_t seed) : rng_(seed) {}
-  double operator()() {
-    const double u1 = uniform_open();
-    const double u2 = uniform_open();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-  }
+  explicit Normal(std::uint64_t seed) : random_(seed) {}
+  double operator()() { return random_.normal(); }
 
  private:
-  double uniform_open() { return (static_cast<double>(rng_() >> 11) + 0.5) * 0x1.0p-53; }
-  std::mt19937_64 rng_;
+  sextant::testing::Random random_;
 };
 
 // Sizes 1 B .. 64 MiB in powers of two (27 sizes), time = model(n) * (1 + noise * z).

@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "models/roofline.hpp"
+#include "tests/unit/portable_random.hpp"
 
 using namespace sextant::model;
 
@@ -13,12 +13,11 @@ namespace {
 
 // A working-set sweep with 3 levels: 100 GB/s up to 32 KiB, 40 GB/s to 1 MiB, 12 GB/s beyond.
 std::vector<CurvePoint> staircase(unsigned seed, double noise) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> n(0, noise);
+  sextant::testing::Random rng(seed);
   std::vector<CurvePoint> c;
   for (double ws = 4096; ws <= 256.0 * 1024 * 1024; ws *= std::sqrt(2.0)) {
     double bw = ws <= 32768 ? 100e9 : ws <= 1048576 ? 40e9 : 12e9;
-    c.push_back({ws, bw * (1 + n(rng))});
+    c.push_back({ws, bw * (1 + noise * rng.normal())});
   }
   return c;
 }
@@ -49,10 +48,9 @@ TEST(MemoryLevels, FindsTheStaircaseAndNamesItFromCacheSizes) {
 }
 
 TEST(MemoryLevels, NoiseOnOneLevelIsOneLevel) {
-  std::mt19937_64 rng(7);
-  std::normal_distribution<double> n(0, 0.05);
+  sextant::testing::Random rng(7);
   std::vector<CurvePoint> flat;
-  for (double ws = 4096; ws < 1e9; ws *= 2) flat.push_back({ws, 20e9 * (1 + n(rng))});
+  for (double ws = 4096; ws < 1e9; ws *= 2) flat.push_back({ws, 20e9 * (1 + 0.05 * rng.normal())});
   EXPECT_EQ(detect_memory_levels(flat).size(), 1u);
 }
 
@@ -75,15 +73,14 @@ TEST(OperatorModel, RecoversKnownEfficienciesAndPredictsHeldOutShapes) {
   truth.e_compute = 0.6;
   truth.e_memory = 0.7;
   truth.t0 = 3e-6;
-  std::mt19937_64 rng(11);
-  std::normal_distribution<double> noise(0, 0.03);
+  sextant::testing::Random rng(11);
   std::vector<OperatorSample> fit, held;
   int k = 0;
   for (double m : {16.0, 24.0, 32.0, 48.0, 64.0, 96.0, 128.0, 192.0, 256.0, 384.0, 512.0, 768.0})
     for (double ratio : {1.0, 4.0}) {
       double n = m, kk = m / ratio;
       double flops = 2 * m * n * kk, bytes = 8 * (m * kk + kk * n + 2 * m * n);
-      OperatorSample s{"gemm", "float64", "", flops, bytes, truth.predict(c, flops, bytes) * (1 + noise(rng))};
+      OperatorSample s{"gemm", "float64", "", flops, bytes, truth.predict(c, flops, bytes) * (1 + 0.03 * rng.normal())};
       (k++ % 3 == 2 ? held : fit).push_back(s);
     }
   auto m = fit_operator(c, fit);

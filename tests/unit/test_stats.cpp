@@ -8,9 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <random>
 #include <stdexcept>
 #include <vector>
+
+#include "tests/unit/portable_random.hpp"
 
 namespace st = sextant::stats;
 
@@ -105,14 +106,13 @@ TEST(MedianCI, LargeNNoOverflow) {
 
 TEST(MedianCI, MonteCarloCoverage) {
   // Exponential(1) has median ln 2; the exact coverage at n=50 is 0.9672.
-  std::mt19937_64 rng(12345);
-  std::exponential_distribution<double> dist(1.0);
+  sextant::testing::Random rng(12345);
   const double true_median = std::log(2.0);
   const int trials = 2000;
   int covered = 0;
   std::vector<double> x(50);
   for (int t = 0; t < trials; ++t) {
-    for (double& v : x) v = dist(rng);
+    for (double& v : x) v = rng.exponential(1.0);
     std::sort(x.begin(), x.end());
     const auto ci = st::median_ci_sorted(x, 0.95);
     covered += (ci.lo <= true_median && true_median <= ci.hi);
@@ -125,7 +125,7 @@ TEST(MedianCI, MonteCarloCoverage) {
 TEST(Summarize, KnownVector) {
   // 1..100 in scrambled order: summarize must sort.
   auto x = iota_data(100);
-  std::shuffle(x.begin(), x.end(), std::mt19937_64(7));
+  sextant::testing::Random(7).shuffle(x);
   const auto s = st::summarize(x);
   EXPECT_EQ(s.n, 100u);
   EXPECT_DOUBLE_EQ(s.min, 1.0);
@@ -162,12 +162,11 @@ TEST(StopRule, Names) {
 
 TEST(StopRule, TightSampleStopsForPrecisionAtMinSamples) {
   st::StopRule rule;  // 2 %, 1 s, min 10, max 1000
-  std::mt19937_64 rng(1);
-  std::uniform_real_distribution<double> noise(-1e-4, 1e-4);
+  sextant::testing::Random rng(1);
   std::vector<double> x;
   for (std::size_t i = 0; i < rule.min_samples; ++i) {
     EXPECT_FALSE(st::should_stop(rule, x, 0.0).has_value()) << "n=" << x.size();
-    x.push_back(1.0 + noise(rng));
+    x.push_back(1.0 + rng.uniform(-1e-4, 1e-4));
   }
   EXPECT_EQ(st::should_stop(rule, x, 0.0), st::StopReason::precision);
   // Precision wins even when cap and budget are also reached.
@@ -177,10 +176,9 @@ TEST(StopRule, TightSampleStopsForPrecisionAtMinSamples) {
 
 TEST(StopRule, WideSampleStopsOnlyForBudget) {
   st::StopRule rule;
-  std::mt19937_64 rng(2);
-  std::uniform_real_distribution<double> dist(0.0, 100.0);
+  sextant::testing::Random rng(2);
   std::vector<double> x(200);
-  for (double& v : x) v = dist(rng);
+  for (double& v : x) v = rng.uniform(0.0, 100.0);
   // The CI half-width (~7) is far above 2 % of the median (~1).
   EXPECT_FALSE(st::should_stop(rule, x, 0.5).has_value());
   EXPECT_EQ(st::should_stop(rule, x, 1.0), st::StopReason::budget);
@@ -190,12 +188,11 @@ TEST(StopRule, WideSampleStopsOnlyForBudget) {
 TEST(StopRule, CapStopsWithIterationCap) {
   st::StopRule rule;
   rule.max_samples = 50;
-  std::mt19937_64 rng(3);
-  std::uniform_real_distribution<double> dist(0.0, 100.0);
+  sextant::testing::Random rng(3);
   std::vector<double> x(49);
-  for (double& v : x) v = dist(rng);
+  for (double& v : x) v = rng.uniform(0.0, 100.0);
   EXPECT_FALSE(st::should_stop(rule, x, 0.0).has_value());
-  x.push_back(dist(rng));
+  x.push_back(rng.uniform(0.0, 100.0));
   EXPECT_EQ(st::should_stop(rule, x, 0.0), st::StopReason::iteration_cap);
   EXPECT_EQ(st::should_stop(rule, x, 99.0), st::StopReason::iteration_cap);  // cap before budget
 }
