@@ -36,6 +36,13 @@ expect_rc 2 "$sextant" run --suite comm --sync sometimes
 contains "$err" "sometimes"
 expect_rc 2 "$sextant" run --suite nosuch
 contains "$err" "nosuch"
+# Counts out of range, including the values that mean "not given" by default.
+expect_rc 2 "$sextant" run --suite comm -i 0
+contains "$err" "iterations"
+expect_rc 2 "$sextant" run --suite comm -x -5
+contains "$err" "warmup"
+expect_rc 2 "$sextant" run --suite comm --check -1
+contains "$err" "check"
 expect_rc 2 "$sextant" predict "$model" --op allreduce --bytes 8Q
 contains "$err" "8Q"
 expect_rc 2 "$sextant" frobnicate

@@ -196,8 +196,9 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("-m,--sizes", args->sizes, "MIN:MAX message sizes in bytes (K/M/G suffixes)")
       ->each([args](const std::string&) { args->sizes_given = true; });
   cmd->add_option("-f,--factor", args->factor, "size step factor (default 2)");
-  cmd->add_option("-i,--iterations", args->iterations, "iteration cap per size");
-  cmd->add_option("-x,--warmup", args->warmup, "warm-up iterations per size");
+  // Checked when given (the defaults stand for "not given"): -i 0 and -x -5 are errors.
+  cmd->add_option("-i,--iterations", args->iterations, "iteration cap per size")->check(CLI::PositiveNumber);
+  cmd->add_option("-x,--warmup", args->warmup, "warm-up iterations per size")->check(CLI::NonNegativeNumber);
   cmd->add_option("--sync", args->sync, "barrier (OSU/IMB-comparable) | window (ReproMPI-style)");
   cmd->add_option("--budget", args->budget, "time budget per size, seconds");
   cmd->add_option("--precision", args->precision, "stop when the median's 95% CI half-width <= this fraction (0.02)");
@@ -214,7 +215,8 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("--steps", args->steps, "train: measured steps per configuration");
   cmd->add_option("--op", args->op, "reduction: sum | max | min");
   cmd->add_option("--levels", args->levels, "world,intra,inter");
-  cmd->add_option("--check", args->check, "validated iterations per size (0 disables)");
+  cmd->add_option("--check", args->check, "validated iterations per size (0 disables)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--window", args->window, "messages in flight for bandwidth benchmarks");
   cmd->add_flag("--off-cache", args->off_cache, "rotate through buffers larger than the last-level cache");
   cmd->add_flag("--in-place", args->in_place, "time the MPI_IN_PLACE form where one exists");
