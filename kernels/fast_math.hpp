@@ -14,57 +14,66 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/common.hpp"
 
 namespace sextant::kernels::fast {
 
+// The constants of the method per precision: where 2^n stays a normal number, the
+// shifter that rounds x / ln 2 into the low mantissa bits, ln 2 in two parts (the high
+// part exact for any n in range), the Taylor degree, and the exponent field's layout.
+template <class Scalar>
+struct ExpConstants;
+template <>
+struct ExpConstants<double> {
+  using Bits = std::uint64_t;
+  static constexpr double lo = -708.0, hi = 709.0, shifter = 0x1.8p52, log2e = 1.4426950408889634;
+  static constexpr double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+  static constexpr int degree = 13, mantissa_bits = 52, bias = 1023;
+};
+template <>
+struct ExpConstants<float> {
+  using Bits = std::uint32_t;
+  static constexpr float lo = -87.0f, hi = 88.0f, shifter = 0x1.8p23f, log2e = 1.44269504f;
+  static constexpr float ln2_hi = 0.693145751953125f, ln2_lo = 1.428606765330187045e-06f;
+  static constexpr int degree = 7, mantissa_bits = 23, bias = 127;
+};
+
+// 1 / k!, rounded once in Scalar (k! is exact in Scalar for every k used here),
+// evaluated at compile time.
+template <class Scalar>
+constexpr Scalar inverse_factorial(int k) {
+  Scalar f = 1;
+  for (int i = 2; i <= k; ++i) f *= Scalar(i);
+  return Scalar(1) / f;
+}
+template <class Scalar, int K>
+inline constexpr Scalar taylor_coefficient = inverse_factorial<Scalar>(K);
+
+// sum of r^k / k! for k = 0..D by Horner, unrolled at compile time (a loop here is
+// left rolled and keeps the caller's element loop from vectorising).
+template <class Scalar, int D, int... K>
+KOKKOS_INLINE_FUNCTION Scalar taylor_exp(Scalar r, std::integer_sequence<int, K...>) {
+  Scalar p = taylor_coefficient<Scalar, D>;
+  ((p = p * r + taylor_coefficient<Scalar, D - 1 - K>), ...);
+  return p;
+}
+
 template <class Scalar>
 KOKKOS_INLINE_FUNCTION Scalar exp(Scalar x) {
-  if constexpr (std::is_same_v<Scalar, double>) {
-    x = x < -708.0 ? -708.0 : (x > 709.0 ? 709.0 : x);
-    const double shifter = 0x1.8p52;  // adding it rounds to an integer, kept in the low bits
-    const double kn = x * 1.4426950408889634 + shifter;
-    const double n = kn - shifter;
-    const double r = (x - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
-    double p = 1.0 / 6227020800.0;  // 1/13!
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
-    std::uint64_t bits;
+  if constexpr (std::is_same_v<Scalar, double> || std::is_same_v<Scalar, float>) {
+    using C = ExpConstants<Scalar>;
+    using Bits = typename C::Bits;
+    x = x < C::lo ? C::lo : (x > C::hi ? C::hi : x);
+    const Scalar kn = x * C::log2e + C::shifter;  // n in the low bits of kn's mantissa
+    const Scalar n = kn - C::shifter;
+    const Scalar r = (x - n * C::ln2_hi) - n * C::ln2_lo;
+    const Scalar p = taylor_exp<Scalar, C::degree>(r, std::make_integer_sequence<int, C::degree>{});
+    Bits bits;
     std::memcpy(&bits, &kn, sizeof bits);
-    bits = (bits << 52) + (std::uint64_t(1023) << 52);  // n's low bits into the exponent
-    double scale;
-    std::memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
-  } else if constexpr (std::is_same_v<Scalar, float>) {
-    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-    const float shifter = 0x1.8p23f;
-    const float kn = x * 1.44269504f + shifter;
-    const float n = kn - shifter;
-    const float r = (x - n * 0.693145751953125f) - n * 1.428606765330187045e-06f;
-    float p = 1.0f / 5040.0f;
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    std::uint32_t bits;
-    std::memcpy(&bits, &kn, sizeof bits);
-    bits = (bits << 23) + (std::uint32_t(127) << 23);
-    float scale;
+    bits = (bits << C::mantissa_bits) + (Bits(C::bias) << C::mantissa_bits);  // n into the exponent
+    Scalar scale;
     std::memcpy(&scale, &bits, sizeof scale);
     return p * scale;
   } else {

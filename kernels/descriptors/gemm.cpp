@@ -169,16 +169,18 @@ std::vector<KernelInfo> gemm_kernels() {
 #ifdef SEXTANT_HAVE_KOKKOS_KERNELS
   // The vendor path: the same operators by the BLAS library Kokkos Kernels was built
   // with. A family of their own, so that operator models stay per path.
-  for (KernelInfo* k : {&g, &b, &acc}) {
-    KernelInfo v = *k;
-    v.name = "vendor_" + k->name;
+  const std::pair<const KernelInfo*, decltype(g.make)> vendor[] = {
+      {&g, &make_real<GemmInstance<Vendor, false>::template Of>},
+      {&b, &make_real<GemmInstance<Vendor, true>::template Of>},
+      {&acc, &make_real<GemmInstance<Vendor, false, true>::template Of>}};
+  for (const auto& [portable, make] : vendor) {
+    KernelInfo v = *portable;
+    v.name = "vendor_" + portable->name;
     v.family = "vendor_gemm";
-    v.counting = k->counting + "; computed by KokkosBlas::gemm on the BLAS TPL";
+    v.counting = portable->counting + "; computed by KokkosBlas::gemm on the BLAS TPL";
+    v.make = make;
     all.push_back(std::move(v));
   }
-  all[3].make = &make_real<GemmInstance<Vendor, false>::template Of>;
-  all[4].make = &make_real<GemmInstance<Vendor, true>::template Of>;
-  all[5].make = &make_real<GemmInstance<Vendor, false, true>::template Of>;
 #endif
   return all;
 }
