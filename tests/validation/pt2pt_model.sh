@@ -34,6 +34,9 @@ for k in $(seq 1 "$launches"); do
   # to tell the rendezvous region (extra round trips) from the bandwidth regime; the
   # range ends where the bandwidth term dominates by far. The timeouts (3 x 70 s) come
   # before CTest's (240 s), so that what is left running is stopped here.
+  # One thread per rank: a ping-pong computes nothing, and idle OpenMP and BLAS worker
+  # threads only compete with the busy-polling ranks and the delay lines for 2 CPUs.
+  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
   "$cluster" mpiexec --timeout 70 "$sextant" run --suite comm --collectives pingpong \
     -m "$sizes" -f 1.41421356 --sync barrier -x 2 -i 100 --budget 1 --precision 0.02 \
     -o "$file" "${json[@]}"
