@@ -17,14 +17,17 @@
 //   bias_gelu forward (2 rows cols + cols), backward (3 rows cols + 2 cols),
 //   relu forward 2 n, relu backward 3 n.
 //
-// bias_gelu_backward computes dx and db in one pass: a work item owns a block of
-// gelu_column_block columns and walks all rows, so db needs neither atomics nor a
-// second pass, and its sums do not depend on the thread count.
+// bias_gelu_backward computes dx and db in one pass over dy and x. Host: a work item per
+// chunk of rows (host::rows_per_chunk) adds its rows' dx into its own partial row of db,
+// and the partial rows are summed in chunk order. Elsewhere: a work item owns a block of
+// gelu_column_block columns and walks all rows. Neither needs atomics, and the sums do
+// not depend on the thread count.
 #include <cstdint>
 #include <stdexcept>
 
 #include "kernels/common.hpp"
 #include "kernels/fast_math.hpp"
+#include "kernels/host_loops.hpp"
 
 namespace sextant::kernels {
 
@@ -59,7 +62,7 @@ struct Gelu {
   KOKKOS_INLINE_FUNCTION static Scalar derivative(Scalar z) {
     const Scalar z2 = z * z;
     const Scalar du = Scalar(sqrt_2_over_pi) * (Scalar(1) + Scalar(3 * cubic) * z2);
-    const Scalar s = Scalar(1) / (Scalar(1) + fast::exp(Scalar(-2 * sqrt_2_over_pi) * z * (Scalar(1) + Scalar(cubic) * z2)));
+    const Scalar s = fast::sigmoid(Scalar(2 * sqrt_2_over_pi) * z * (Scalar(1) + Scalar(cubic) * z2));
     return s + Scalar(2) * z * s * (Scalar(1) - s) * du;
   }
 };
@@ -98,6 +101,34 @@ void bias_gelu_backward(const Exec& exec, VDY dy, VX x, VB bias, VDX dx, VDB dbi
       std::int64_t(dx.extent(0)) != rows || std::int64_t(dx.extent(1)) != cols ||
       std::int64_t(bias.extent(0)) != cols || std::int64_t(dbias.extent(0)) != cols)
     throw std::invalid_argument("sextant::bias_gelu_backward: shapes do not match");
+  if constexpr (runs_on_host<Exec>) {
+    if (host::rows_contiguous(dy) && host::rows_contiguous(x) && host::rows_contiguous(dx) && bias.stride(0) == 1) {
+      const std::int64_t chunks = ceil_div(rows, host::rows_per_chunk);
+      View2<Scalar, Exec> partial(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "sextant::bias_gelu_partial"),
+                                  chunks, cols);
+      const Scalar* b = bias.data();
+      Kokkos::parallel_for(
+          "sextant::bias_gelu_backward", Kokkos::RangePolicy<Exec>(exec, 0, chunks),
+          KOKKOS_LAMBDA(const std::int64_t chunk) {
+            Scalar* db = &partial(chunk, 0);
+            for (std::int64_t j = 0; j < cols; ++j) db[j] = Scalar(0);
+            const std::int64_t end = (chunk + 1) * host::rows_per_chunk < rows ? (chunk + 1) * host::rows_per_chunk : rows;
+            for (std::int64_t i = chunk * host::rows_per_chunk; i < end; ++i) {
+              const Scalar* dyi = host::row(dy, i);
+              const Scalar* xi = host::row(x, i);
+              Scalar* dxi = host::row(dx, i);
+              SEXTANT_INDEPENDENT_ITERATIONS
+              for (std::int64_t j = 0; j < cols; ++j) {
+                const Scalar g = dyi[j] * Gelu::derivative<Scalar>(xi[j] + b[j]);
+                dxi[j] = g;
+                db[j] += g;
+              }
+            }
+          });
+      host::add_partial_rows(exec, partial, 0, dbias);
+      return;
+    }
+  }
   constexpr int B = gelu_column_block;
   Kokkos::parallel_for(
       "sextant::bias_gelu_backward", Kokkos::RangePolicy<Exec>(exec, 0, ceil_div(cols, B)),

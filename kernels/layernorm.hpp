@@ -6,8 +6,13 @@
 //   backward xhat = (x - mu) rstd, g = dy gamma,
 //            dx_ij = rstd_i (g_ij - mean_j g_ij - xhat_ij mean_j (g_ij xhat_ij)),
 //            dgamma_j = sum_i dy_ij xhat_ij,  dbeta_j = sum_i dy_ij.
-// Row statistics: one team per row. The parameter gradients: a work item per block of
-// layernorm_column_block columns walking all rows (no atomics, thread-count independent).
+// Host: a work item per row (forward) or per chunk of rows (backward), its row loops on
+// contiguous memory, the row sums in explicit vectors (kernels/host_loops.hpp); the
+// backward chunk also adds its rows' dgamma and dbeta terms into its own partial row,
+// and the partial rows are summed in chunk order (no atomics, thread-count independent;
+// x and dy are read once). Elsewhere (GPUs, strided Views): one team per row for the row
+// statistics, and the parameter gradients by a work item per block of
+// layernorm_column_block columns walking all rows.
 //
 // Counted FLOPs per element: forward 8 (sum 1, centre 1, square and sum 2, centre 1,
 // scale 1, gamma 1, beta 1); backward 18 (row pass 13: xhat 2, g 1, two sums 3, dx 4,
@@ -18,6 +23,7 @@
 #include <stdexcept>
 
 #include "kernels/common.hpp"
+#include "kernels/host_loops.hpp"
 
 namespace sextant::kernels {
 
@@ -43,6 +49,28 @@ void layernorm_forward(const Exec& exec, VX x, VG gamma, VB beta,
       std::int64_t(mean.extent(0)) != rows || std::int64_t(rstd.extent(0)) != rows)
     throw std::invalid_argument("sextant::layernorm_forward: shapes do not match");
   const int n = int(cols);
+  if constexpr (runs_on_host<Exec>) {
+    if (host::rows_contiguous(x) && host::rows_contiguous(y) && gamma.stride(0) == 1 && beta.stride(0) == 1) {
+      const Scalar* g = gamma.data();
+      const Scalar* b = beta.data();
+      Kokkos::parallel_for(
+          "sextant::layernorm_forward", Kokkos::RangePolicy<Exec>(exec, 0, rows), KOKKOS_LAMBDA(const std::int64_t i) {
+            const Scalar* xi = host::row(x, i);
+            Scalar* yi = host::row(y, i);
+            const Scalar mu = host::sum<Scalar>(cols, [&](auto at) { return at.load(xi); }) / Scalar(n);
+            const Scalar sq = host::sum<Scalar>(cols, [&](auto at) {
+              const auto d = at.load(xi) - mu;
+              return d * d;
+            });
+            const Scalar r = Scalar(1) / math::sqrt(sq / Scalar(n) + eps);
+            SEXTANT_INDEPENDENT_ITERATIONS
+            for (std::int64_t j = 0; j < cols; ++j) yi[j] = (xi[j] - mu) * r * g[j] + b[j];
+            mean(i) = mu;
+            rstd(i) = r;
+          });
+      return;
+    }
+  }
   Kokkos::parallel_for(
       "sextant::layernorm_forward", Kokkos::TeamPolicy<Exec>(exec, int(rows), Kokkos::AUTO),
       KOKKOS_LAMBDA(const Member& team) {
@@ -82,6 +110,42 @@ void layernorm_backward(const Exec& exec, VDY dy, VX x, VG gamma, VS mean, VS rs
       std::int64_t(dbeta.extent(0)) != cols)
     throw std::invalid_argument("sextant::layernorm_backward: shapes do not match");
   const int n = int(cols);
+  if constexpr (runs_on_host<Exec>) {
+    if (host::rows_contiguous(dy) && host::rows_contiguous(x) && host::rows_contiguous(dx) && gamma.stride(0) == 1) {
+      const std::int64_t chunks = ceil_div(rows, host::rows_per_chunk);
+      View2<Scalar, Exec> partial(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "sextant::layernorm_partial"),
+                                  chunks, 2 * cols);  // per chunk: dgamma terms, then dbeta terms
+      const Scalar* g = gamma.data();
+      Kokkos::parallel_for(
+          "sextant::layernorm_backward", Kokkos::RangePolicy<Exec>(exec, 0, chunks),
+          KOKKOS_LAMBDA(const std::int64_t chunk) {
+            Scalar* dg = &partial(chunk, 0);
+            Scalar* db = dg + cols;
+            for (std::int64_t j = 0; j < 2 * cols; ++j) dg[j] = Scalar(0);
+            const std::int64_t end = (chunk + 1) * host::rows_per_chunk < rows ? (chunk + 1) * host::rows_per_chunk : rows;
+            for (std::int64_t i = chunk * host::rows_per_chunk; i < end; ++i) {
+              const Scalar* dyi = host::row(dy, i);
+              const Scalar* xi = host::row(x, i);
+              Scalar* dxi = host::row(dx, i);
+              const Scalar mu = mean(i), r = rstd(i);
+              const Scalar mean_g = host::sum<Scalar>(cols, [&](auto at) { return at.load(dyi) * at.load(g); }) / Scalar(n);
+              const Scalar mean_gx = host::sum<Scalar>(cols, [&](auto at) {
+                                       return at.load(dyi) * at.load(g) * (at.load(xi) - mu);
+                                     }) * r / Scalar(n);
+              SEXTANT_INDEPENDENT_ITERATIONS
+              for (std::int64_t j = 0; j < cols; ++j) {
+                const Scalar xhat = (xi[j] - mu) * r;
+                dxi[j] = r * (dyi[j] * g[j] - mean_g - xhat * mean_gx);
+                dg[j] += dyi[j] * xhat;
+                db[j] += dyi[j];
+              }
+            }
+          });
+      host::add_partial_rows(exec, partial, 0, dgamma);
+      host::add_partial_rows(exec, partial, cols, dbeta);
+      return;
+    }
+  }
   Kokkos::parallel_for(
       "sextant::layernorm_backward_rows", Kokkos::TeamPolicy<Exec>(exec, int(rows), Kokkos::AUTO),
       KOKKOS_LAMBDA(const Member& team) {

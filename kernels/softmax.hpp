@@ -2,7 +2,9 @@
 // Row-wise softmax, numerically stable (the row maximum is subtracted before exp):
 //   forward  y_ij = exp(x_ij - m_i) / sum_k exp(x_ik - m_i),  m_i = max_k x_ik
 //   backward dx_ij = y_ij (dy_ij - sum_k y_ik dy_ik)
-// One team per row; the team's threads share the row through nested reductions. Both
+// Host: a work item per row, the row's passes over contiguous memory and its max and sums
+// in explicit vectors (kernels/host_loops.hpp). Elsewhere (GPUs, strided Views): one
+// team per row; the team's threads share the row through nested reductions. Both
 // directions may run in place (y aliasing x, dx aliasing dy): every pass reads an
 // element before anything writes it, and the passes are separated by the reductions.
 //
@@ -15,6 +17,7 @@
 
 #include "kernels/common.hpp"
 #include "kernels/fast_math.hpp"
+#include "kernels/host_loops.hpp"
 
 namespace sextant::kernels {
 
@@ -34,6 +37,23 @@ void softmax_forward(const Exec& exec, VX x, VY y) {
   if (x.extent(0) != y.extent(0) || x.extent(1) != y.extent(1))
     throw std::invalid_argument("sextant::softmax_forward: shapes do not match");
   const int cols = int(x.extent(1));
+  if constexpr (runs_on_host<Exec>) {
+    if (host::rows_contiguous(x) && host::rows_contiguous(y)) {
+      Kokkos::parallel_for(
+          "sextant::softmax_forward", Kokkos::RangePolicy<Exec>(exec, 0, x.extent(0)),
+          KOKKOS_LAMBDA(const std::int64_t i) {
+            const Scalar* xi = host::row(x, i);
+            Scalar* yi = host::row(y, i);  // may be xi: each pass reads an element before writing it
+            const Scalar m = host::reduce<Scalar>(cols, xi[0], [&](auto at) { return at.load(xi); }, host::Max{});
+            SEXTANT_INDEPENDENT_ITERATIONS
+            for (int j = 0; j < cols; ++j) yi[j] = fast::exp(Scalar(xi[j] - m));
+            const Scalar inv = Scalar(1) / host::sum<Scalar>(cols, [&](auto at) { return at.load(yi); });
+            SEXTANT_INDEPENDENT_ITERATIONS
+            for (int j = 0; j < cols; ++j) yi[j] *= inv;
+          });
+      return;
+    }
+  }
   Kokkos::parallel_for(
       "sextant::softmax_forward", Kokkos::TeamPolicy<Exec>(exec, int(x.extent(0)), Kokkos::AUTO),
       KOKKOS_LAMBDA(const Member& team) {
@@ -65,6 +85,21 @@ void softmax_backward(const Exec& exec, VY y, VDY dy, VDX dx) {
       y.extent(1) != dx.extent(1))
     throw std::invalid_argument("sextant::softmax_backward: shapes do not match");
   const int cols = int(y.extent(1));
+  if constexpr (runs_on_host<Exec>) {
+    if (host::rows_contiguous(y) && host::rows_contiguous(dy) && host::rows_contiguous(dx)) {
+      Kokkos::parallel_for(
+          "sextant::softmax_backward", Kokkos::RangePolicy<Exec>(exec, 0, y.extent(0)),
+          KOKKOS_LAMBDA(const std::int64_t i) {
+            const Scalar* yi = host::row(y, i);
+            const Scalar* dyi = host::row(dy, i);
+            Scalar* dxi = host::row(dx, i);  // may be dyi
+            const Scalar dot = host::sum<Scalar>(cols, [&](auto at) { return at.load(yi) * at.load(dyi); });
+            SEXTANT_INDEPENDENT_ITERATIONS
+            for (int j = 0; j < cols; ++j) dxi[j] = yi[j] * (dyi[j] - dot);
+          });
+      return;
+    }
+  }
   Kokkos::parallel_for(
       "sextant::softmax_backward", Kokkos::TeamPolicy<Exec>(exec, int(y.extent(0)), Kokkos::AUTO),
       KOKKOS_LAMBDA(const Member& team) {

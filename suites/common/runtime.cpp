@@ -19,11 +19,9 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "kernels/fp_env.hpp"
 #include "suites/common/mpi.hpp"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#endif
 
 extern "C" char** environ;
 extern const char* const sextant_git_revision;  // generated at build time
@@ -88,32 +86,6 @@ std::string command_line(int argc, char** argv) {
     cmd += argv[i];
   }
   return cmd;
-}
-
-// Subnormal floats flushed to zero (FTZ) and read as zero (DAZ) on this thread. One
-// subnormal operand costs a CPU ~100 cycles: AdamW on 930k float32 elements ran 40x
-// slower with g = 1e-20 (g*g subnormal) than with g = 1e-3. Training drives gradients
-// and moments towards such values; GPUs flush by default, and so does sextant, so that
-// a kernel's time depends on its shape, not on how small its values happen to be.
-void flush_subnormals_on_this_thread() {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_setcsr(_mm_getcsr() | 0x8040);  // FTZ (bit 15) | DAZ (bit 6)
-#elif defined(__aarch64__)
-  std::uint64_t fpcr;
-  __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
-  __asm__ volatile("msr fpcr, %0" : : "r"(fpcr | (std::uint64_t{1} << 24)));  // FZ
-#endif
-}
-
-// On the calling thread and on every thread of the host execution space.
-void flush_subnormals(int threads) {
-  flush_subnormals_on_this_thread();
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-  flush_subnormals_on_this_thread();
-#else
-  (void)threads;
-#endif
 }
 
 }  // namespace
@@ -299,7 +271,7 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   char* kargv[] = {name, threads_arg.data(), device_ >= 0 ? device_arg.data() : nullptr, nullptr};
   int kargc = device_ >= 0 ? 3 : 2;
   Kokkos::initialize(kargc, kargv);
-  flush_subnormals(threads_);
+  subnormals_ = kernels::flush_subnormals(threads_);
   const BlasSetup blas = configure_blas(threads_);
   if (!blas.warning.empty() && rank_ == 0) std::fprintf(stderr, "sextant: WARNING: %s\n", blas.warning.c_str());
   int node_leader = comm_rank(node_) == 0 ? 1 : 0;
@@ -334,7 +306,7 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   f["device"] = device_ >= 0 ? std::to_string(device_) + " of " + std::to_string(visible_devices()) +
                                    " (local rank modulo the node's devices, or SEXTANT_DEVICE)"
                              : "none (host backend)";
-  f["subnormals"] = "flushed to zero (FTZ+DAZ)";
+  f["subnormals"] = subnormals_;
   f["sextant_version"] = SEXTANT_VERSION;
   provenance_.environment = behaviour_environment();
   provenance_.ranks = size_;

@@ -44,6 +44,7 @@ class Runtime {
   char** argv_ = nullptr;
   MPI_Comm node_ = MPI_COMM_NULL;
   bool oversubscribed_ = false;
+  const char* subnormals_ = "";
   MachineInfo machine_;
   Provenance provenance_;
 };

@@ -9,11 +9,17 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/activation.hpp"
 #include "kernels/conv2d.hpp"
 #include "kernels/descriptors/support.hpp"
+#include "kernels/embedding.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/layernorm.hpp"
 #include "kernels/reference/blas.hpp"
 #include "kernels/reference/conv2d.hpp"
+#include "kernels/reference/elementwise.hpp"
+#include "kernels/reference/normalization.hpp"
+#include "kernels/softmax.hpp"
 #include "kernels/stream.hpp"
 
 namespace {
@@ -69,6 +75,135 @@ TEST(Gemm, MismatchedShapesThrow) {
 
 // The direct (workspace-free) form against the reference; the registry covers the
 // im2col + GEMM form.
+// The row kernels have a host path for contiguous rows and a generic one (teams, column
+// blocks) for everything else; a View with a row stride wider than its rows takes the
+// host path, a strided (LayoutStride) column view the generic one. Both must match the
+// serial reference, and softmax must also run in place (y aliasing x, dx aliasing dy),
+// as its header promises.
+template <class Scalar>
+void check_softmax_paths() {
+  const std::int64_t rows = 19, cols = 133;
+  Exec exec;
+  View2<Scalar, Exec> x("x", rows, cols), y("y", rows, cols), dy("dy", rows, cols), dx("dx", rows, cols);
+  fill_uniform(exec, x, 5, 0.1, 4.0);
+  fill_uniform(exec, dy, 6, 0.1, 1.0);
+  const double u = descriptors::unit_roundoff<Scalar>();
+  const auto ref_y = reference::softmax_forward(rows, cols, to_host(x), u);
+  softmax_forward(exec, x, y);
+  exec.fence();
+  const auto ref_dx = reference::softmax_backward(rows, cols, to_host(y), to_host(dy), u);
+  softmax_backward(exec, y, dy, dx);
+  exec.fence();
+  Validation v;
+  descriptors::compare(v, "y", to_host(y), ref_y);
+  descriptors::compare(v, "dx", to_host(dx), ref_dx);
+  EXPECT_TRUE(v.ok) << v.message;
+
+  // In place: the same values, bit for bit (the same arithmetic on the same inputs).
+  View2<Scalar, Exec> xy("xy", rows, cols), g("g", rows, cols);
+  Kokkos::deep_copy(xy, x);
+  Kokkos::deep_copy(g, dy);
+  softmax_forward(exec, xy, xy);
+  softmax_backward(exec, y, g, g);
+  exec.fence();
+  EXPECT_EQ(to_host(xy), to_host(y));
+  EXPECT_EQ(to_host(g), to_host(dx));
+
+  // Strided rows (every other column of a wider array): the generic path.
+  View2<Scalar, Exec> wide_x("wide_x", rows, 2 * cols), wide_y("wide_y", rows, 2 * cols);
+  Kokkos::View<Scalar**, Kokkos::LayoutStride, typename Exec::memory_space> strided_x(
+      wide_x.data(), Kokkos::LayoutStride(rows, 2 * cols, cols, 2));
+  Kokkos::View<Scalar**, Kokkos::LayoutStride, typename Exec::memory_space> strided_y(
+      wide_y.data(), Kokkos::LayoutStride(rows, 2 * cols, cols, 2));
+  Kokkos::deep_copy(strided_x, x);
+  softmax_forward(exec, strided_x, strided_y);
+  exec.fence();
+  View2<Scalar, Exec> packed("packed", rows, cols);
+  Kokkos::deep_copy(packed, strided_y);
+  Validation w;
+  descriptors::compare(w, "y (strided)", to_host(packed), ref_y);
+  EXPECT_TRUE(w.ok) << w.message;
+}
+
+TEST(RowKernels, SoftmaxHostGenericAndInPlace) {
+  check_softmax_paths<double>();
+  check_softmax_paths<float>();
+}
+
+// Layer norm's and bias+GELU's parameter gradients sum over rows in chunks on the host:
+// row counts around the chunk size (one short chunk, exactly one, one row over) and a
+// strided input (the generic path) all match the reference.
+template <class Scalar>
+void check_row_reduction_gradients(std::int64_t rows) {
+  const std::int64_t cols = 37;
+  const double u = descriptors::unit_roundoff<Scalar>();
+  Exec exec;
+  View2<Scalar, Exec> x("x", rows, cols), y("y", rows, cols), dy("dy", rows, cols), dx("dx", rows, cols);
+  View1<Scalar, Exec> gamma("gamma", cols), beta("beta", cols), dgamma("dgamma", cols), dbeta("dbeta", cols),
+      mean("mean", rows), rstd("rstd", rows);
+  fill_uniform(exec, x, 7, 0.1, 2.0);
+  fill_uniform(exec, dy, 8, 0.1, 1.0);
+  fill_uniform(exec, gamma, 9, 0.5, 1.5);
+  fill_uniform(exec, beta, 10, 0.1, 1.0);
+  layernorm_forward(exec, x, gamma, beta, Scalar(1e-5), y, mean, rstd);
+  layernorm_backward(exec, dy, x, gamma, mean, rstd, dx, dgamma, dbeta);
+  exec.fence();
+  auto ref = reference::layernorm_backward(rows, cols, to_host(dy), to_host(x), to_host(gamma), to_host(mean),
+                                           to_host(rstd), u);
+  Validation v;
+  descriptors::compare(v, "dx", to_host(dx), ref[0]);
+  descriptors::compare(v, "dgamma", to_host(dgamma), ref[1]);
+  descriptors::compare(v, "dbeta", to_host(dbeta), ref[2]);
+
+  bias_gelu_backward(exec, dy, x, gamma, dx, dbeta);
+  exec.fence();
+  auto gref = reference::bias_gelu_backward(rows, cols, to_host(dy), to_host(x), to_host(gamma), u);
+  descriptors::compare(v, "gelu dx", to_host(dx), gref[0]);
+  descriptors::compare(v, "gelu dbias", to_host(dbeta), gref[1]);
+
+  // The same through strided Views: the generic path.
+  View2<Scalar, Exec> wide("wide", rows, 2 * cols), wide_dx("wide_dx", rows, 2 * cols);
+  using Strided = Kokkos::View<Scalar**, Kokkos::LayoutStride, typename Exec::memory_space>;
+  Strided sx(wide.data(), Kokkos::LayoutStride(rows, 2 * cols, cols, 2));
+  Strided sdx(wide_dx.data(), Kokkos::LayoutStride(rows, 2 * cols, cols, 2));
+  Kokkos::deep_copy(sx, x);
+  bias_gelu_backward(exec, dy, sx, gamma, sdx, dbeta);
+  exec.fence();
+  View2<Scalar, Exec> packed("packed", rows, cols);
+  Kokkos::deep_copy(packed, sdx);
+  descriptors::compare(v, "gelu dx (strided)", to_host(packed), gref[0]);
+  descriptors::compare(v, "gelu dbias (strided)", to_host(dbeta), gref[1]);
+  EXPECT_TRUE(v.ok) << "rows " << rows << ": " << v.message;
+}
+
+TEST(RowKernels, ParameterGradientsAcrossChunks) {
+  for (std::int64_t rows : {std::int64_t(1), host::rows_per_chunk - 1, host::rows_per_chunk,
+                            host::rows_per_chunk + 1, 3 * host::rows_per_chunk + 5}) {
+    check_row_reduction_gradients<double>(rows);
+    check_row_reduction_gradients<float>(rows);
+  }
+}
+
+// Embedding backward with every token hitting few rows (many collisions), indices in
+// every vocabulary block, and a vocabulary larger than the host path's block count.
+TEST(RowKernels, EmbeddingBackwardSumsEveryToken) {
+  const std::int64_t vocab = 700, tokens = 3000, dim = 9;
+  Exec exec;
+  View2<double, Exec> dout("dout", tokens, dim), dtable("dtable", vocab, dim);
+  Kokkos::View<int*, typename Exec::memory_space> index("index", tokens);
+  fill_uniform(exec, dout, 11, 0.1, 1.0);
+  fill_indices(exec, index, 12, vocab);
+  Kokkos::deep_copy(dtable, 42.0);  // must be overwritten, not added to
+  embedding_backward(exec, dout, index, dtable);
+  exec.fence();
+  const auto g = to_host(dout), got = to_host(dtable);
+  const auto idx = descriptors::indices_to_host(index);
+  std::vector<double> want(vocab * dim, 0.0);
+  for (std::int64_t t = 0; t < tokens; ++t)
+    for (std::int64_t d = 0; d < dim; ++d) want[idx[t] * dim + d] += g[t * dim + d];
+  for (std::int64_t i = 0; i < vocab * dim; ++i) EXPECT_NEAR(got[i], want[i], 1e-12 * (1 + std::abs(want[i]))) << i;
+}
+
 TEST(Conv2d, DirectFormMatchesTheReference) {
   Exec exec;
   for (const Conv2dShape& s : {Conv2dShape{2, 3, 9, 11, 4, 3, 3, 1, 1}, Conv2dShape{1, 5, 17, 37, 6, 5, 5, 2, 2},

@@ -4,6 +4,11 @@
     check_train.py LABEL=RESULTS.h5 [LABEL=RESULTS.h5 ...] [--min-configs N]
                    [--median PCT] [--max PCT] [--goal-median PCT] [--goal-max PCT]
 
+The errors are computed here, from the stored per-step times (their median) and the
+stored prediction, not taken from the file's own `error` attributes; a file whose
+stored median or error disagrees with the recomputed one fails (the suite would be
+reporting a number it did not measure).
+
 Prints one row per configuration (network, step time measured and predicted, error,
 the share of the step spent communicating or waiting for a neighbour) and the
 summary over all of them; exits 1 when there are fewer configurations than asked,
@@ -19,6 +24,11 @@ import statistics
 import sys
 
 import h5py
+import numpy as np
+
+# Stored and recomputed values must agree to rounding (both are doubles from the same
+# samples; the median of an even count is the mean of the middle two either way).
+AGREE = 1e-9
 
 
 def rows_of(label, path):
@@ -34,9 +44,16 @@ def rows_of(label, path):
             total = cols.index("total")
             share = max(sum(r[i] for i in waiting) / r[total] for r in phases)
             loss = g["loss"][()]
+            measured = float(np.median(g["step_time"][()]))
+            predicted, predicted_models_only = float(a["predicted"]), float(a["predicted_models_only"])
+            error = (predicted - measured) / measured
+            stored = {"measured_median": (a["measured_median"], measured), "error": (a["error"], error)}
+            disagree = [f"stored {k} {v[0]:.9g} vs recomputed {v[1]:.9g}" for k, v in stored.items()
+                        if not abs(v[0] - v[1]) <= AGREE * max(abs(v[1]), 1e-12)]
             yield {
-                "network": label, "config": name, "measured": a["measured_median"],
-                "predicted": a["predicted"], "error": a["error"], "error_models_only": a["error_models_only"],
+                "network": label, "config": name, "measured": measured, "disagree": disagree,
+                "predicted": predicted, "error": error,
+                "error_models_only": (predicted_models_only - measured) / measured,
                 "comm_share": share, "oversubscribed": int(a["oversubscribed"]),
                 "loss_falls": loss[-1] < loss[0],
             }
@@ -75,6 +92,7 @@ def main():
         problems.append(f"{len(rows)} configurations, expected at least {args.min_configs}")
     problems += [f"{r['network']} {r['config']}: ran oversubscribed" for r in rows if r["oversubscribed"]]
     problems += [f"{r['network']} {r['config']}: the loss did not fall" for r in rows if not r["loss_falls"]]
+    problems += [f"{r['network']} {r['config']}: {d}" for r in rows for d in r["disagree"]]
     if median > args.median:
         problems.append(f"median |error| {median:.1f}% > {args.median:g}%")
     if worst > args.max:

@@ -7,6 +7,12 @@
 //   peak      Kokkos peak_fma (best of its accumulator sweep) vs the best OpenBLAS GEMM rate of
 //             its precision (goal >= 1.05: a ceiling must beat every real kernel), and
 //             float32 vs float64 (goal >= 1.9: twice the lanes per vector)
+//   roof      each elementwise training kernel (bias+GELU, layer norm, softmax, AdamW,
+//             embedding; forward and backward, float32 and float64, the suite's quick
+//             shapes) vs its own roofline bound (goal >= 0.7): its counted bytes at the
+//             bandwidth stream_triad reaches on a working set of the same size, timed
+//             alternately with it, or its counted FLOPs at peak_fma's rate, whichever
+//             takes longer. The bound is the roofline the operator models use.
 // Sides alternate in blocks with a pause between them (OpenBLAS and OpenMP workers spin
 // for a while after a call, which would slow the other side on a small machine), and
 // OpenBLAS's threads are not confined to the CPU OpenMP pins the initial thread to.
@@ -34,8 +40,10 @@
 #include <vector>
 
 #include "core/machine.hpp"
+#include "kernels/fp_env.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/peak.hpp"
+#include "kernels/registry.hpp"
 #include "kernels/stream.hpp"
 #ifdef SEXTANT_HAVE_KOKKOS_KERNELS
 #include "kernels/vendor_blas.hpp"
@@ -208,6 +216,46 @@ PeakRate peak_rate(bool quick) {
   return best;
 }
 
+// --- elementwise kernels at their roofs -------------------------------------------
+
+// The kernels whose cost is their memory traffic (or, for the transcendental ones on a
+// narrow core, their FLOPs): what the operator models charge at the roofline bound.
+constexpr const char* roof_kernels[] = {"bias_gelu_forward", "bias_gelu_backward", "layernorm_forward",
+                                        "layernorm_backward", "softmax_forward",   "softmax_backward",
+                                        "adamw_update",      "embedding_forward", "embedding_backward"};
+
+void roofs(double peak64_gflops, double peak32_gflops) {
+  const k::KernelInfo* triad = k::find_kernel("stream_triad");
+  for (const char* name : roof_kernels) {
+    const k::KernelInfo* info = k::find_kernel(name);
+    if (!info) continue;
+    for (k::Dtype dtype : {k::Dtype::float32, k::Dtype::float64}) {
+      for (const k::Shape& shape : info->quick_shapes) {
+        const double flops = info->flops(shape, dtype), bytes = info->bytes(shape, dtype);
+        auto kernel = info->make(shape, dtype, 21);
+        // The same bytes through stream_triad (3 float64 arrays): the bandwidth of the
+        // cache level (or memory) a working set of this size lives in.
+        const k::Shape triad_shape{{"n", std::max<std::int64_t>(1, std::int64_t(bytes / 24))}};
+        auto reference = triad->make(triad_shape, k::Dtype::float64, 22);
+        const double triad_bytes = triad->bytes(triad_shape, k::Dtype::float64);
+        const int per_block = std::max(5, int(std::min(50.0, 2e8 / bytes)));
+        auto p = alternate([&] { kernel->run(); }, [&] { reference->run(); }, 4, per_block);
+        const double t = median(p.ours), bandwidth = triad_bytes / median(p.theirs);
+        const double peak = (dtype == k::Dtype::float64 ? peak64_gflops : peak32_gflops) * 1e9;
+        const double t_memory = bytes / bandwidth, t_compute = flops / peak;
+        char what[96];
+        std::snprintf(what, sizeof what, "%s %s", name, std::string(k::to_string(dtype)).c_str());
+        // Rates of the kernel's bound quantity: achieved vs at the bound (ratio = bound / time).
+        if (t_memory >= t_compute)
+          rows.push_back({what, "(bytes)", "triad, same bytes", bytes / t * 1e-9, bytes / t_memory * 1e-9, "GB/s", 0.7});
+        else
+          rows.push_back({what, "(FLOPs)", "peak_fma", flops / t * 1e-9, peak * 1e-9, "GFLOP/s", 0.7});
+        report(rows.back());
+      }
+    }
+  }
+}
+
 // A thread inherits its creator's CPU mask. With OMP_PROC_BIND set, libgomp pins the
 // initial thread to one CPU, and OpenBLAS's pthreads, created on first use, would all
 // inherit that one CPU (measured: 2 threads no faster than 1). Start OpenBLAS's pool
@@ -240,6 +288,7 @@ int main(int argc, char** argv) {
     }
   }
   const int threads = Exec().concurrency();
+  k::flush_subnormals(threads);  // the suites' floating-point environment
   start_openblas_unpinned(threads);
   omp_set_num_threads(threads);
   const auto machine = sextant::read_machine_info();
@@ -276,6 +325,9 @@ int main(int argc, char** argv) {
   rows.push_back({"peak_fma float32 vs float64", "peak_fma", "peak_fma float64", p32.gflops, p64.gflops, "GFLOP/s",
                   1.9});
   report(rows.back());
+
+  pause_between_sides();
+  roofs(p64.gflops, p32.gflops);
 
   int missed = 0;
   for (const auto& r : rows) missed += r.ours / r.theirs < r.goal;

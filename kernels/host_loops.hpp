@@ -1,0 +1,130 @@
+#pragma once
+// Loops over one contiguous row on a host core, for the host paths of the row-wise
+// kernels (layer norm, softmax, the bias gradients). Element-wise loops vectorise by
+// themselves once their pointers are __restrict; reductions do not: the compiler may
+// not reassociate a floating-point sum, so `s += x[j]` stays one scalar chain at one
+// add per 4 cycles, a tenth of what a core streams from L1. Here a reduction runs on
+// several explicit vector accumulators (kernels/isa.hpp's width), as a tuned BLAS dot
+// does; the order of the additions depends on the ISA, not on the thread count.
+//
+//   host::reduce<T>(n, init, term, combine)   combine over j < n of term(at j)
+//   host::sum<T>(n, term)                     the same with +, from 0
+// `term` is a generic lambda of an index object `at` whose at.load(p) is p[j..j+W) as a
+// vector, or p[j] in the tail: one expression serves both, e.g.
+//   host::sum<T>(n, [&](auto at) { auto d = at.load(x) - mu; return d * d; })
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/common.hpp"
+#include "kernels/isa.hpp"
+
+// Before an element-wise loop whose pointers may alias only element for element (an
+// in-place softmax): no dependence between iterations, so the compiler vectorises it
+// without a run-time overlap check (which exact aliasing would fail).
+#if defined(__clang__)
+#define SEXTANT_INDEPENDENT_ITERATIONS _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define SEXTANT_INDEPENDENT_ITERATIONS _Pragma("GCC ivdep")
+#else
+#define SEXTANT_INDEPENDENT_ITERATIONS
+#endif
+
+namespace sextant::kernels::host {
+
+// Row i of a 2-D View whose rows are contiguous (stride 1 along the last dimension),
+// as a pointer: what the host paths take. Views of other layouts use the generic path.
+template <class V>
+bool rows_contiguous(const V& v) {
+  return v.extent(1) <= 1 || v.stride(1) == 1;
+}
+template <class V>
+auto row(const V& v, std::int64_t i) {
+  return v.data() + i * std::int64_t(v.stride(0));
+}
+
+// Rows of a row-blocked reduction over rows (a bias or norm-parameter gradient): chunks
+// of this many rows each sum into their own partial row, and the partial rows are then
+// added in chunk order. Every row is read once, in order, and the sums do not depend on
+// the thread count (only on the shape).
+inline constexpr std::int64_t rows_per_chunk = 32;
+
+template <class T>
+struct ElementAt {
+  std::int64_t j;
+  T load(const T* p) const { return p[j]; }
+};
+
+#ifdef SEXTANT_HOST_VECTORS
+template <class T>
+using Vec = typename isa::Vector<T>::type;
+
+template <class T>
+struct VectorAt {
+  std::int64_t j;
+  Vec<T> load(const T* p) const {
+    Vec<T> v;
+    std::memcpy(&v, p + j, sizeof v);
+    return v;
+  }
+};
+#endif
+
+template <class T, class Term, class Combine>
+inline T reduce(std::int64_t n, T init, Term term, Combine combine) {
+  std::int64_t j = 0;
+  T result = init;
+#ifdef SEXTANT_HOST_VECTORS
+  if constexpr (isa::has_vector<T>) {
+    // Four accumulators: enough independent chains to cover an add's latency on the
+    // two vector pipes of a core while the loads stream from L1 or L2.
+    constexpr int W = isa::lanes<T>, U = 4;
+    const Vec<T> start = Vec<T>{} + init;
+    Vec<T> acc[U] = {start, start, start, start};
+    for (; j + U * W <= n; j += U * W)
+      for (int u = 0; u < U; ++u) acc[u] = combine(acc[u], term(VectorAt<T>{j + u * W}));
+    for (; j + W <= n; j += W) acc[0] = combine(acc[0], term(VectorAt<T>{j}));
+    const Vec<T> all = combine(combine(acc[0], acc[1]), combine(acc[2], acc[3]));
+    for (int l = 0; l < W; ++l) result = combine(result, T(all[l]));
+  }
+#endif
+  for (; j < n; ++j) result = combine(result, term(ElementAt<T>{j}));
+  return result;
+}
+
+struct Plus {
+  template <class A>
+  A operator()(A a, A b) const { return a + b; }
+};
+
+// The larger of a and b, lane by lane for vectors (GCC's vector ?:).
+struct Max {
+  template <class A>
+  A operator()(A a, A b) const { return a > b ? a : b; }
+};
+
+template <class T, class Term>
+inline T sum(std::int64_t n, Term term) {
+  return reduce<T>(n, T(0), term, Plus{});
+}
+
+// out(j) = sum over chunks c of partial(c, offset + j), added in chunk order: the second
+// step of a row-blocked reduction (rows_per_chunk). Work items own blocks of columns.
+template <class Exec, class VP, class VOut>
+void add_partial_rows(const Exec& exec, VP partial, std::int64_t offset, VOut out) {
+  using Scalar = typename VOut::non_const_value_type;
+  constexpr std::int64_t B = 256;
+  const std::int64_t cols = out.extent(0), chunks = partial.extent(0);
+  Kokkos::parallel_for(
+      "sextant::add_partial_rows", Kokkos::RangePolicy<Exec>(exec, 0, ceil_div(cols, B)),
+      KOKKOS_LAMBDA(const std::int64_t block) {
+        const std::int64_t j0 = block * B, width = cols - j0 < B ? cols - j0 : B;
+        Scalar acc[B] = {};
+        for (std::int64_t c = 0; c < chunks; ++c) {
+          const Scalar* p = &partial(c, offset + j0);
+          for (std::int64_t k = 0; k < width; ++k) acc[k] += p[k];
+        }
+        for (std::int64_t k = 0; k < width; ++k) out(j0 + k) = acc[k];
+      });
+}
+
+}  // namespace sextant::kernels::host
