@@ -7,8 +7,13 @@ namespace sextant::h5 {
 namespace {
 
 // HDF5 prints its error stack to stderr by default; we turn it into exceptions.
+//
+// And no library shutdown at exit: HDF5's atexit handler closes what is still open and
+// flushes it, which after a failed write (a full disk) crashed in the library; writers
+// close their files explicitly (File::close) and report what failed.
 void silence_hdf5_once() {
   static const bool done = [] {
+    H5dont_atexit();
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     return true;
   }();
@@ -27,6 +32,13 @@ std::string hdf5_reason() {
       },
       &reason);
   H5Eclear2(H5E_DEFAULT);
+  // A failed system call's description spans lines ("file write failed: time = ...,
+  // errno = 28, error message = 'No space left on device', ..."): keep its message.
+  const std::string marker = "error message = '";
+  if (auto at = reason.find(marker); at != std::string::npos) {
+    const auto from = at + marker.size(), to = reason.find('\'', from);
+    if (to != std::string::npos) reason = reason.substr(0, reason.find(':')) + ": " + reason.substr(from, to - from);
+  }
   return reason.empty() ? "HDF5 call failed" : reason;
 }
 
@@ -395,6 +407,12 @@ File::File(const std::string& path, Mode mode) : Group(Handle(), path, "/") {
 
 void File::flush() {
   check(H5Fflush(file_handle_.id(), H5F_SCOPE_GLOBAL), file(), "cannot flush", 0);
+}
+
+void File::close() {
+  flush();
+  check(handle_.close(), file(), "cannot close the root group", 0);
+  check(file_handle_.close(), file(), "cannot close", 0);
 }
 
 }  // namespace sextant::h5

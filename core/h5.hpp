@@ -31,6 +31,12 @@ class Handle {
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
   ~Handle() { reset(); }
+  // Closes now and returns HDF5's status (the destructor cannot report a failed close).
+  herr_t close() {
+    const herr_t status = id_ >= 0 && close_ ? close_(id_) : 0;
+    id_ = H5I_INVALID_HID;
+    return status;
+  }
   hid_t id() const { return id_; }
   explicit operator bool() const { return id_ >= 0; }
 
@@ -109,6 +115,10 @@ class File : public Group {
   enum class Mode { read, read_write, create_truncate };
   File(const std::string& path, Mode mode);
   void flush();
+  // Flushes and closes, throwing (naming the file and the reason, e.g. "No space left
+  // on device") where that fails: what a writer calls before publishing the file. The
+  // File is unusable afterwards.
+  void close();
   static bool is_hdf5(const std::string& path);
 
  private:

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/replace_file.hpp"
 #include "core/h5.hpp"
 #include "core/units.hpp"
 
@@ -299,9 +300,9 @@ void CommModel::write(const std::string& model_path, const Provenance& fit_prove
 
 void write_model_file(const std::string& model_path, const Provenance& fit_provenance, const Provenance& source,
                       const std::string& source_file, const std::function<void(h5::Group&)>& write_parts) {
-  std::string tmp = model_path + ".tmp";
-  {
-    h5::File file(tmp, h5::File::Mode::create_truncate);
+  FileReplacement replacement(model_path);
+  try {
+    h5::File file(replacement.path(), h5::File::Mode::create_truncate);
     write_meta(file, model_schema, fit_provenance);
     h5::Group src = file.create_group("source");
     src.set_attr("file", source_file);
@@ -310,11 +311,11 @@ void write_model_file(const std::string& model_path, const Provenance& fit_prove
     h5::Group env = src.create_group("environment");
     for (const auto& [k, v] : source.environment) env.set_attr(k, v);
     write_parts(file);
-    file.flush();
+    file.close();
+  } catch (const Error& e) {  // the message names the temporary; the user named the model
+    throw Error(model_path + ": not written: " + e.what());
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, model_path, ec);
-  if (ec) throw Error(model_path + ": cannot rename " + tmp + " into place: " + ec.message());
+  replacement.commit();
 }
 
 const CommFit* CommModel::find(const std::string& benchmark, const std::string& level, const std::string& dtype,

@@ -2,7 +2,8 @@
 // The results file of one run (schema sextant.results, docs/file-formats.md).
 // Only rank 0 writes. It is created with /meta at the start of the run and every
 // benchmark is appended and flushed when it finishes, so a crash loses at most
-// the benchmark in flight.
+// the benchmark in flight. /meta's `complete` is "no" until the run ends and calls
+// mark_complete(): a file from an interrupted run says so, and `fit` warns.
 #include <string>
 
 #include "core/h5.hpp"
@@ -19,6 +20,7 @@ class ResultsFile {
   // Opens (creating as needed) a group path like "comm/world/allreduce/float32".
   h5::Group group(const std::string& path);
   void flush() { file_.flush(); }
+  void mark_complete();  // the run measured everything it set out to
 
  private:
   std::string path_;

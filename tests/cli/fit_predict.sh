@@ -2,12 +2,38 @@
 # fit turns a real results file into a model file; predict answers with an
 # interval, explains its terms, and says when it extrapolates.
 source "$(dirname "$0")/../lib.sh"
-sextant=$1 results=$2 model=$3
+sextant=$1 results=$2 model=$3 python=$4
 expect_rc 0 "$sextant" fit "$results" -o "$model"
 contains "$out" "pingpong"
 contains "$out" "allreduce"
 [ -f "$model" ] || fail "no model file written"
-[ ! -e "$model.tmp" ] || fail "temporary model file left behind"
+leftovers=$(find "$(dirname "$model")" -maxdepth 1 -name ".$(basename "$model").*" -o -name "$(basename "$model").tmp")
+[ -z "$leftovers" ] || fail "temporary model file left behind: $leftovers"
+
+# Writers never share a temporary file: four fits to one output at once all succeed,
+# and the model that lands is a whole one (the same prediction as the serial fit's),
+# never a mixture or a zeroed file. The output is never one of the inputs.
+expect_rc 0 "$sextant" predict "$model" --op allreduce --bytes 1M
+serial=$out
+for i in 1 2 3 4; do "$sextant" fit "$results" -o "$work/same.h5" >"$work/fit$i.out" 2>&1 & done
+for i in 1 2 3 4; do wait -n || fail "a concurrent fit failed: $(cat "$work"/fit*.out)"; done
+expect_rc 0 "$sextant" predict "$work/same.h5" --op allreduce --bytes 1M
+[ "$out" = "$serial" ] || fail "concurrent fits left another model: '$out' vs '$serial'"
+[ -z "$(find "$work" -name '.same.h5.*')" ] || fail "a concurrent fit left its temporary file"
+cp "$results" "$work/r.h5"
+expect_rc 2 "$sextant" fit "$work/r.h5" -o "$work/r.h5"
+contains "$err" "is the results file"
+expect_rc 0 "$sextant" fit "$work/r.h5" -o "$work/r.model.h5"  # the results survived
+
+# A results file from an interrupted run (meta complete = no): fitted, with a warning
+# naming what it holds, and the model's /source says so too.
+"$python" -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); assert f['meta'].attrs['complete']=='yes'; f['meta'].attrs['complete']='no'" "$work/r.h5"
+expect_rc 0 "$sextant" fit "$work/r.h5" -o "$work/partial.model.h5"
+contains "$out" "did not finish (meta complete = no): fitting the"
+contains "$out" "allreduce"
+contains "$err" "interrupted run"
+"$python" -c "import h5py,sys; assert h5py.File(sys.argv[1])['source'].attrs['complete']=='no'" "$work/partial.model.h5" \
+  || fail "the model's /source does not say the results were incomplete"
 
 expect_rc 0 "$sextant" predict "$model" --op pingpong --bytes 64 --explain
 grep -qE 'pingpong 64 B on 2 ranks .*: [0-9.]+ (ns|us) +\[[0-9.]+ (ns|us), [0-9.]+ (ns|us)\]' <<<"$out" \

@@ -33,6 +33,10 @@ with h5py.File(a.file, "r") as f:
     if meta["schema"] != "sextant.results" or int(meta["schema_version"]) != 1:
         errors.append("bad schema in /meta")
     errors += [f"/meta lacks {k}" for k in PROVENANCE if k not in meta]
+    complete = meta.get("complete")
+    complete = complete.decode() if isinstance(complete, bytes) else complete
+    if complete != "yes":
+        errors.append(f"/meta complete is {complete!r} after a run that finished")
     if int(meta["ranks"]) != a.ranks:
         errors.append(f"/meta ranks {meta['ranks']} != {a.ranks}")
     found = set()

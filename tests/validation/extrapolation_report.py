@@ -4,8 +4,10 @@
 extrapolation_report.py SEXTANT MODEL RESULTS_P2 RESULTS_P3 [RESULTS_P4 ...]
 
 Reads the results files with h5py (docs/file-formats.md); predictions come from
-`sextant predict MODEL --op OP --bytes N --ranks P`. Informational: exit 0 unless a
-file cannot be read.
+`sextant predict MODEL --op OP --bytes N --ranks P`. The accuracy is reported, not
+judged (extrapolation in p is the scale work's to make hold); what is judged: every
+size measured at 2 ranks was measured at every held-out rank count, and `predict`
+answered every one of them with a finite, positive time. Exit 1 otherwise.
 """
 import re
 import subprocess
@@ -46,6 +48,7 @@ def main():
         return 2
     sextant, model, files = sys.argv[1], sys.argv[2], sys.argv[3:]
     meas = {}
+    problems = []
     for path in files:
         meas.update(measurements(path))
     benches = sorted({b for b, _ in meas})
@@ -70,6 +73,10 @@ def main():
                 b, t = meas.get((bench, p), (np.array([]), np.array([])))
                 j = np.nonzero(b == n)[0]
                 pred = predict(sextant, model, bench, n, p)
+                if not len(j):
+                    problems.append(f"{bench} {int(n)} B: not measured at {p} ranks")
+                if pred is None or not (np.isfinite(pred) and pred > 0):
+                    problems.append(f"{bench} {int(n)} B at {p} ranks: sextant predict gave no time")
                 if pred is None or not len(j):
                     row += f"  {'-':>11}  {'-':>6}"
                     continue
@@ -80,7 +87,9 @@ def main():
         summary = ", ".join(f"p={p}: median |err| {np.median(e) * 100:.0f}%" for p, e in errors.items() if e)
         if summary:
             print(f"  {bench}: {summary}")
-    return 0
+    for p in problems:
+        print("FAIL:", p)
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

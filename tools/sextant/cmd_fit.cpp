@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <iostream>
 #include <optional>
+#include <set>
 
+#include "core/replace_file.hpp"
 #include "core/units.hpp"
 #include "core/schema.hpp"
 #include "models/comm_model.hpp"
@@ -132,15 +134,30 @@ void register_fit(CLI::App& app, Context& ctx) {
       return;
     }
     std::string out = output->empty() ? default_model_path(*results) : *output;
+    if (same_file(*results, out)) throw UsageError("-o " + out + ": is the results file; the model goes to a file of its own");
     Provenance source;
     bool has_comm = false, has_compute = false;
+    std::set<std::string> measured;  // benchmarks and kernels the file holds
     {
       h5::File f = open_checked(*results, results_schema);
       source = read_provenance(f.group("meta"));
       has_comm = f.has("comm");
       has_compute = f.has("compute");
+      if (has_comm) for_each_rank_group(f, "comm", [&](const RankGroup& g) { measured.insert(g.benchmark); });
+      if (has_compute && f.group("compute").has("kernels"))
+        for (const auto& k : f.group("compute").group("kernels").children()) measured.insert(k);
     }
     if (!has_comm && !has_compute) throw Error(*results + ": no /comm or /compute results to fit");
+    // A run that was interrupted left `complete` at "no": fit what finished, and say so
+    // (here, and in the model's /source, which copies the results' /meta).
+    if (auto c = source.fields.find("complete"); c != source.fields.end() && c->second != "yes") {
+      std::string names;
+      for (const auto& m : measured) names += (names.empty() ? "" : ", ") + m;
+      std::cout << "WARNING: " << *results << " is from a run that did not finish (meta complete = " << c->second
+                << "): fitting the " << measured.size() << " benchmarks it holds: " << names << "\n";
+      std::cerr << "sextant: WARNING: " << *results << " is from an interrupted run; the model covers only what "
+                << "finished (listed above)\n";
+    }
     std::optional<model::CommModel> comm;
     std::optional<model::ComputeModel> compute;
     if (has_comm) {

@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "core/replace_file.hpp"
 #include "core/units.hpp"
 #include "suites/common/runtime.hpp"
 #include "tools/sextant/cli.hpp"
@@ -255,21 +256,15 @@ std::string generate(JobscriptArgs a, const Context& ctx) {
 }
 
 void write_script(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
+  FileReplacement replacement(path);
   {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw Error(path + ": cannot write (" + tmp + " cannot be created)");
+    std::ofstream out(replacement.path(), std::ios::trunc);
     out << text;
     out.close();
-    if (!out) throw Error(tmp + ": write failed");
+    if (!out) throw Error(path + ": write failed");
   }
-  ::chmod(tmp.c_str(), 0755);
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error(path + ": cannot rename " + tmp + " into place");
-  }
+  ::chmod(replacement.path().c_str(), 0755);
+  replacement.commit();
 }
 
 }  // namespace

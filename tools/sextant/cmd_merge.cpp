@@ -9,7 +9,9 @@
 #include <iostream>
 #include <map>
 
+#include "core/replace_file.hpp"
 #include "core/schema.hpp"
+#include "core/units.hpp"
 #include "suites/common/runtime.hpp"
 #include "tools/sextant/cli.hpp"
 
@@ -23,11 +25,6 @@ std::vector<std::string> comm_groups(const h5::File& file) {
   return out;
 }
 
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  return std::filesystem::equivalent(a, b, ec);
-}
-
 void merge(const std::vector<std::string>& inputs, const std::string& output, const Context& ctx) {
   for (const auto& in : inputs)
     if (same_file(in, output)) throw UsageError("-o " + output + ": is also an input; write the merge to a new file");
@@ -36,7 +33,7 @@ void merge(const std::vector<std::string>& inputs, const std::string& output, co
   std::map<std::string, std::string> owner;  // group -> the input it came from
   std::vector<std::vector<std::string>> groups;
   long long max_ranks = 1;
-  bool oversubscribed = false;
+  bool oversubscribed = false, complete = true;
   for (const auto& in : inputs) {
     files.push_back(open_checked(in, results_schema));
     const h5::File& f = files.back();
@@ -52,36 +49,42 @@ void merge(const std::vector<std::string>& inputs, const std::string& output, co
     h5::Group meta = f.group("meta");
     if (meta.has_attr("ranks")) max_ranks = std::max<long long>(max_ranks, meta.attr_int("ranks"));
     if (meta.has_attr("oversubscribed") && meta.attr_string("oversubscribed") == "yes") oversubscribed = true;
+    if (meta.has_attr("complete") && meta.attr_string("complete") != "yes") complete = false;
   }
 
-  const std::string tmp = output + ".tmp";
-  try {
-    {
-      h5::File out(tmp, h5::File::Mode::create_truncate);
-      Provenance p = local_provenance(ctx.argc, ctx.argv);
-      p.ranks = max_ranks;  // the largest run merged; each group's own size is its `ranks`
-      p.fields["oversubscribed"] = oversubscribed ? "yes" : "no";
-      write_meta(out, results_schema, p);
-      h5::Group meta = out.group("meta");
-      meta.set_attr("suite", "comm");
-      std::string from;
-      for (const auto& in : inputs) from += (from.empty() ? "" : "\n") + in;
-      meta.set_attr("merged_from", from);
-      h5::Group sources = out.create_group("sources");
-      for (std::size_t i = 0; i < files.size(); ++i) {
-        std::string name = std::to_string(i);
-        files[i].copy("meta", sources, name);
-        sources.group(name).set_attr("file", inputs[i]);
-        for (const auto& g : groups[i]) files[i].copy(g, out, g);
-      }
-      out.flush();
+  // HDF5 crashes when the disk fills in the middle of copying objects: check first that
+  // the inputs' size fits (the merged file holds their groups, so it is about as large).
+  std::uintmax_t needed = 0;
+  for (const auto& in : inputs) needed += std::filesystem::file_size(in);
+  const auto dir = std::filesystem::absolute(output).parent_path();
+  std::error_code ec;
+  const auto space = std::filesystem::space(dir, ec);
+  if (!ec && space.available < needed + needed / 8)
+    throw Error("merge: " + output + ": needs about " + format_bytes(double(needed)) + ", " +
+                format_bytes(double(space.available)) + " free in " + dir.string());
+  FileReplacement replacement(output);
+  {
+    h5::File out(replacement.path(), h5::File::Mode::create_truncate);
+    Provenance p = local_provenance(ctx.argc, ctx.argv);
+    p.ranks = max_ranks;  // the largest run merged; each group's own size is its `ranks`
+    p.fields["oversubscribed"] = oversubscribed ? "yes" : "no";
+    write_meta(out, results_schema, p);
+    h5::Group meta = out.group("meta");
+    meta.set_attr("suite", "comm");
+    meta.set_attr("complete", complete ? "yes" : "no");
+    std::string from;
+    for (const auto& in : inputs) from += (from.empty() ? "" : "\n") + in;
+    meta.set_attr("merged_from", from);
+    h5::Group sources = out.create_group("sources");
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      std::string name = std::to_string(i);
+      files[i].copy("meta", sources, name);
+      sources.group(name).set_attr("file", inputs[i]);
+      for (const auto& g : groups[i]) files[i].copy(g, out, g);
     }
-    std::filesystem::rename(tmp, output);
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw;
+    out.close();
   }
+  replacement.commit();
   std::cerr << "sextant: wrote " << output << " (" << owner.size() << " groups from " << inputs.size()
             << " files)\n";
 }
@@ -93,7 +96,7 @@ void register_merge(CLI::App& app, Context& ctx) {
   auto output = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("merge", "Combine results files of several runs into one results file");
   cmd->add_option("inputs", *inputs, "results files (sextant.results) to combine")->required();
-  cmd->add_option("-o,--output", *output, "merged results file (written to OUTPUT.tmp, then renamed)")->required();
+  cmd->add_option("-o,--output", *output, "merged results file (written beside it under a temporary name, then renamed into place)")->required();
   cmd->callback([&ctx, inputs, output] { merge(*inputs, *output, ctx); });
 }
 

@@ -244,6 +244,7 @@ void register_run(CLI::App& app, Context& ctx) {
       if (args->suite == "comm") wrong = comm::run_comm_suite(rt, comm_opts, results.get());
       if (args->suite == "compute") wrong = compute::run_compute_suite(rt, compute_opts, results.get());
       if (args->suite == "train") wrong = run_train_suite(rt, *args, comm_opts, compute_opts, path, results);
+      if (results) results->mark_complete();  // wrong results are recorded results: the run did finish
       if (wrong > 0) {
         if (rt.is_root()) std::cerr << "sextant: validation FAILED: " << wrong << " wrong results (see WRONG lines above)\n";
         ctx.exit_code = 1;

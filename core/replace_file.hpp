@@ -1,0 +1,32 @@
+#pragma once
+// Writing a file so that a reader finds either the previous file or the complete new
+// one, never a half-written one, and two writers never share a temporary: the new
+// content goes to a temporary file of its own (mkstemp, in the target's directory, so
+// that the rename stays on one filesystem), is synced to disk, and is renamed over the
+// target only on commit(). Without commit() (an exception, a failed write) the
+// temporary is removed and the target is untouched. A stale temporary of a crashed
+// writer has a unique name that no writer or reader opens.
+#include <string>
+
+namespace sextant {
+
+class FileReplacement {
+ public:
+  explicit FileReplacement(std::string target);  // throws Error naming the target
+  FileReplacement(const FileReplacement&) = delete;
+  FileReplacement& operator=(const FileReplacement&) = delete;
+  ~FileReplacement();
+
+  const std::string& path() const { return temp_; }  // write here, then close it
+  const std::string& target() const { return target_; }
+  void commit();  // fsync, rename over the target; throws Error naming the target
+
+ private:
+  std::string target_, temp_;
+  bool committed_ = false;
+};
+
+// Whether a and b name the same existing file (through links, relative paths, ...).
+bool same_file(const std::string& a, const std::string& b);
+
+}  // namespace sextant
