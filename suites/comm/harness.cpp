@@ -3,9 +3,11 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -503,8 +505,18 @@ void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o
   file.flush();
 }
 
+// The whole document, rewritten after every benchmark (so an interrupted run keeps what
+// finished); a path that cannot be written is an error, not a silent loss.
+void write_json(const std::string& path, const nlohmann::json& doc) {
+  std::ofstream out(path, std::ios::trunc);
+  out << doc.dump(1) << "\n";
+  out.close();
+  if (!out) throw Error(path + ": cannot write the JSON output (" + std::strerror(errno) + ")");
+}
+
 long long run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
   WaitMode wait = o.wait.value_or(rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
+  if (rt.is_root() && !o.json_path.empty()) write_json(o.json_path, nlohmann::json::array());  // writable? before measuring
   if (rt.is_root() && rt.oversubscribed())
     std::fprintf(stderr,
                  "sextant: WARNING: %d ranks on a node with %d usable CPUs: oversubscribed, timings are not "
@@ -577,7 +589,7 @@ long long run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
             if (results) write_results(*results, r, o, rt.oversubscribed());
             if (!o.json_path.empty()) {
               json.push_back(to_json(r, o));
-              std::ofstream(o.json_path) << json.dump(1) << "\n";
+              write_json(o.json_path, json);
             }
           }
         } else {

@@ -56,6 +56,10 @@ contains "$err" "$work/nosuch.h5"
 expect_rc 1 "$sextant" fit "$model"
 contains "$err" "expected 'sextant.results'"
 
+# An output that cannot be written is an error before anything is measured.
+expect_rc 1 "$sextant" run --suite comm --quick --collectives pingpong --json /proc/nope.json -o "$work/j.h5"
+contains "$err" "/proc/nope.json: cannot write the JSON output"
+
 # Help on every subcommand.
 for sub in info run fit predict report; do
   expect_rc 0 "$sextant" "$sub" --help
