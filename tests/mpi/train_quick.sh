@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mpiexec -n 2 sextant run --suite train --quick: the predicted-vs-measured table with
-# its summary line, every configuration recorded, losses falling, a model fitted in the
-# same run; then a 512-rank prediction whose breakdown adds up to its total.
+# its summary line, every configuration recorded, losses falling by 10%, layouts of one
+# model with the same float32 loss curve, a model fitted in the same run; then a
+# 512-rank prediction whose breakdown adds up to its total.
 # Usage: train_quick.sh SEXTANT PYTHON OUT.h5
 source "$(dirname "$0")/../lib.sh"
 sextant=$1 python=$2 output=$3
@@ -13,18 +14,40 @@ echo "train --quick: $(( $(date +%s) - start )) s"
 grep -qE '^median \|error\| [0-9.]+%  max \|error\| [0-9.]+%$' <<<"$out" || fail "no summary line"
 for c in dp2 tp2 pp_gpipe2 pp_1f1b2; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
 "$python" - "$output" <<'PY'
-import sys, h5py
+import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 train = f["train"]
 assert len(train) == 8, list(train)
+BREAKDOWN = ["forward compute", "backward compute", "tp communication", "pp communication", "pipeline bubble",
+             "dp communication (exposed)", "optimizer"]
+SHAPE = ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "global_batch", "dtype")
+curves = {}
 for name in train:
     g = train[name]
     loss = g["loss"][()]
-    assert loss[-1] < loss[0], "%s: loss did not decrease: %s" % (name, loss)
+    # Training trains: over 8 steps (and the warm-up) the loss falls by at least 10%
+    # (measured 18-45% across the sweep's configurations).
+    assert loss[-1] <= 0.9 * loss[0], "%s: loss did not fall by 10%%: %s" % (name, loss)
     assert g.attrs["predicted"] > 0 and g.attrs["measured_median"] > 0, name
     names = [n.decode() if isinstance(n, bytes) else n for n in g["predicted_breakdown_names"][()]]
+    assert names == BREAKDOWN, "%s: breakdown %s" % (name, names)
     assert abs(sum(g["predicted_breakdown"][()]) - g.attrs["predicted"]) <= 1e-9 * g.attrs["predicted"], name
-print("train results: %d configurations" % len(train))
+    key = tuple(str(g.attrs[k]) for k in SHAPE)
+    curves.setdefault(key, []).append((name, loss))
+# Layouts of one model (DP, GPipe, 1F1B of the same shape) train the same model on the
+# same data: their float32 loss curves agree to the reordering of sums, measured below
+# 1e-7 relative; a layout that drops or doubles a gradient moves the loss by >= 1e-2
+# within a few steps (train_check's float64 parity tests). Limit 1e-4.
+compared = 0
+for key, runs in curves.items():
+    first_name, first = runs[0]
+    for name, loss in runs[1:]:
+        worst = float(np.max(np.abs(loss - first) / np.abs(first)))
+        print("%s vs %s: loss curves differ by %.2g relative" % (name, first_name, worst))
+        assert worst <= 1e-4, "%s vs %s: loss curves differ by %.3g" % (name, first_name, worst)
+        compared += 1
+assert compared >= 2, "expected layouts of one model to compare, found %s" % {k: [n for n, _ in v] for k, v in curves.items()}
+print("train results: %d configurations, %d layout pairs with the same loss curve" % (len(train), compared))
 PY
 model=${output%.h5}.model.h5
 [ -f "$model" ] || fail "no model fitted in the run"
