@@ -535,7 +535,8 @@ def _category(name):
 def train_configs(path):
     """The /train/<config> groups of the results file: a list of dicts name, attrs,
     breakdown ([(name, seconds)]), phases ([(column, seconds)] of rank 0 or []),
-    sorted by measured median.  [] where there are none."""
+    step_time (the measured steps' times), sorted by measured median.  [] where there
+    are none."""
     out = []
     f = _h5(path)
     if f is None:
@@ -562,7 +563,10 @@ def train_configs(path):
                 row = np.asarray(mp[0], dtype=float)
                 if len(cols) == len(row):
                     phases = list(zip(cols, row))
-            out.append({"name": name, "attrs": a, "breakdown": breakdown, "phases": phases})
+            st = g.get("step_time")
+            step_time = np.asarray(st[()], dtype=float) if isinstance(st, h5py.Dataset) and st.size else \
+                np.array([_num(a["measured_median"])])
+            out.append({"name": name, "attrs": a, "breakdown": breakdown, "phases": phases, "step_time": step_time})
     out.sort(key=lambda c: (_num(c["attrs"]["measured_median"]), c["name"]))
     return out
 
@@ -743,8 +747,8 @@ def _summary_train(results):
              "| config | measured (ms) | predicted (ms) | error (%) |", "|---|---|---|---|"]
     for c in sorted(cfgs, key=lambda c: c["name"]):
         a = c["attrs"]
-        meas, pred = _num(a["measured_median"]), _num(a["predicted"])
-        err = _num(a.get("error"), (pred - meas) / meas)
+        meas, pred = float(np.median(c["step_time"])), _num(a["predicted"])
+        err = (pred - meas) / meas  # from the stored samples, not the file's own error
         lines.append("| %s | %.3f | %.3f | %+.1f |" % (c["name"], meas * 1e3, pred * 1e3, err * 100))
     return lines
 
@@ -762,9 +766,9 @@ def summary(results, model, out):
         for key in model.fits():
             f = model.fit(*key)
             beta = f["beta"][-1]
-            lines.append("| %s | %s | %s | %d | %d | %.3f | %.3f |" % (
+            lines.append("| %s | %s | %s | %d | %d | %.3f | %s |" % (
                 key[1], key[0], key[2], key[3], len(f["alpha"]), f["alpha"][0] * 1e6,
-                (1e-9 / beta) if beta > 0 else 0.0))
+                "%.3f" % (1e-9 / beta) if beta > 0 else "-"))  # no slope fitted: no bandwidth, not 0
     lines += _summary_compute(results, model) + _summary_train(results)
     p = os.path.join(out, "summary.md")
     with open(p, "w") as fh:
