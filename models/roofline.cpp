@@ -149,17 +149,29 @@ std::vector<MemoryLevel> detect_memory_levels(std::span<const CurvePoint> curve,
       levels.push_back(l);
     }
   }
-  // Names: the cache a plateau's working sets fit in, else DRAM beyond the last cache.
+  // Names: the smallest cache that holds the plateau's first working set (where its
+  // bandwidth starts), never a cache nearer the core than the previous plateau's (each
+  // plateau is a level of its own: a sweep starting at the L1 size showed L1's
+  // bandwidth from 48 KiB to 96 KiB, whose midpoint lies beyond L1, and named it L2 as
+  // well as the next); DRAM once the plateau lies mostly beyond the last cache (a VM may
+  // report the host's whole L3), or when the caches run out.
+  std::size_t next_cache = 0;  // the nearest cache the next plateau may be named after
+  bool dram = false;
   for (std::size_t k = 0; k < levels.size(); ++k) {
     auto& l = levels[k];
-    l.name = "level " + std::to_string(k + 1);
-    double mid = std::sqrt(l.lo_bytes * l.hi_bytes);
-    for (std::size_t c = 0; c < cache_bytes.size(); ++c)
-      if (mid <= cache_bytes[c]) {
-        l.name = "L" + std::to_string(c + 1);
-        break;
-      }
-    if (!cache_bytes.empty() && mid > cache_bytes.back()) l.name = "DRAM";
+    std::size_t c = next_cache;
+    while (c < cache_bytes.size() && l.lo_bytes > cache_bytes[c]) ++c;
+    const bool beyond = !cache_bytes.empty() && std::sqrt(l.lo_bytes * l.hi_bytes) > cache_bytes.back();
+    if (c < cache_bytes.size() && !beyond) {
+      l.name = "L" + std::to_string(c + 1);
+      next_cache = c + 1;
+    } else if (!cache_bytes.empty() && !dram) {
+      l.name = "DRAM";
+      dram = true;
+      next_cache = cache_bytes.size();
+    } else {
+      l.name = "level " + std::to_string(k + 1);  // no caches known, or beyond DRAM
+    }
   }
   return levels;
 }

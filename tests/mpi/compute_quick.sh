@@ -57,6 +57,18 @@ ratio = p32 / p64
 print("peak float32 / float64 = %.2f (goal 2.0, limit 1.5), ISA %s, %d-byte vectors" % (ratio, isa, vbytes))
 if vbytes >= 16:
     assert ratio >= 1.5, "float32 peak only %.2fx float64 with %d-byte vectors" % (ratio, vbytes)
+# Memory levels as the working-set sweep found them: in order of working set, each at
+# most the bandwidth of the level before it (10% allowance: the sweep's points move by
+# a few % run to run on the shared VM); faster memory further out is a misread sweep.
+names = [n.decode() if isinstance(n, bytes) else n for n in ceil["level"][()]]
+lo, bw = ceil["lo_bytes"][()], ceil["bandwidth"][()]
+assert len(names) >= 2, "fewer than two memory levels: %s" % names
+assert len(set(names)) == len(names), "two levels with one name: %s" % names
+assert all(lo[i] < lo[i + 1] for i in range(len(lo) - 1)), "levels not in order of working set: %s" % list(lo)
+for i in range(1, len(bw)):
+    assert bw[i] <= 1.1 * bw[i - 1], "%s (%.1f GB/s) faster than %s (%.1f GB/s)" % (
+        names[i], bw[i] / 1e9, names[i - 1], bw[i - 1] / 1e9)
+print("memory levels: " + ", ".join("%s %.1f GB/s" % (n, b / 1e9) for n, b in zip(names, bw)))
 for dt in ("float32", "float64"):
     shape = ceil.attrs["peak_shape_" + dt]
     shape = shape.decode() if isinstance(shape, bytes) else shape
@@ -64,6 +76,20 @@ for dt in ("float32", "float64"):
 PY
 expect_rc 0 "$sextant" predict "${output%.h5}.model.h5" --op gemm --shape 256,256,256 --dtype float64
 grep -qE '^gemm M=256,N=256,K=256,ta=0,tb=0 \(float64\): [0-9.]+ (us|ms)' <<<"$out" || fail "no gemm prediction: $out"
+# At a measured shape the operator model answers with the measurement itself (its
+# lookup of measured points): the same time as the results file's median, to the
+# 4 significant digits predict prints. Catches a lost point, a unit or a shape-key slip.
+expect_rc 0 "$sextant" predict "${output%.h5}.model.h5" --op gemm --shape 1024,1024,1024 --dtype float64
+"$python" - "$output" "$out" <<'PY'
+import re, sys, h5py
+g = h5py.File(sys.argv[1], "r")["compute/kernels/gemm/float64"]
+shapes = [s.decode() if isinstance(s, bytes) else s for s in g["shape"][()]]
+measured = g["median"][()][shapes.index("M=1024,N=1024,K=1024,ta=0,tb=0")]
+m = re.search(r"\(float64\): ([0-9.]+) (ns|us|ms|s)", sys.argv[2])
+predicted = float(m.group(1)) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[m.group(2)]
+print("gemm 1024^3 float64: measured %.6g s, predicted %.6g s" % (measured, predicted))
+assert abs(predicted / measured - 1) <= 5e-4, "prediction at a measured shape is not the measurement"
+PY
 expect_rc 2 "$sextant" predict "${output%.h5}.model.h5" --op gemm --shape 256,x --dtype float64
 contains "$err" "256,x"
 echo "compute suite: ok"

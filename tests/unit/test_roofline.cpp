@@ -47,6 +47,24 @@ TEST(MemoryLevels, FindsTheStaircaseAndNamesItFromCacheSizes) {
   }
 }
 
+// A sweep that starts at the L1 size: its first plateau (L1's bandwidth up to 2 x L1)
+// has its midpoint beyond L1, and was named L2 like the next. Each plateau gets a name
+// of its own, in order; the last, mostly beyond a VM's huge reported L3, is DRAM.
+TEST(MemoryLevels, PlateausGetDistinctNamesInOrder) {
+  const double caches[] = {48 * 1024, 2 * 1024 * 1024, 260.0 * 1024 * 1024};
+  std::vector<CurvePoint> pts;
+  for (double ws = 48 * 1024; ws <= 1024.0 * 1024 * 1024; ws *= 2) {
+    const double bw = ws <= 96 * 1024 ? 430e9 : ws <= 2.6e6 ? 177e9 : ws <= 75e6 ? 55e9 : 26e9;
+    pts.push_back({ws, bw});
+  }
+  auto levels = detect_memory_levels(pts, caches);
+  ASSERT_EQ(levels.size(), 4u);
+  EXPECT_EQ(levels[0].name, "L1");
+  EXPECT_EQ(levels[1].name, "L2");
+  EXPECT_EQ(levels[2].name, "L3");
+  EXPECT_EQ(levels[3].name, "DRAM");
+}
+
 TEST(MemoryLevels, NoiseOnOneLevelIsOneLevel) {
   sextant::testing::Random rng(7);
   std::vector<CurvePoint> flat;

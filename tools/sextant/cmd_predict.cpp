@@ -126,8 +126,9 @@ void predict_operator(const std::string& path, const std::string& op, const std:
   auto e = compute->predict(op, dt, flops, bytes, k->family, shape.str());
   std::printf("%s %s (%s): %s  (%s-bound, %.3g GFLOP, %s moved)\n", op.c_str(), shape.str().c_str(), dt.c_str(),
               format_seconds(e.seconds).c_str(), e.bound.c_str(), flops / 1e9, format_bytes(bytes).c_str());
-  if (e.calibrated) {
-    const auto* m = compute->find(e.model, dt);
+  if (e.model == "measured") {
+    std::printf("  measured at this shape: the results' median (no model needed)\n");
+  } else if (const auto* m = e.calibrated ? compute->find(e.model, dt) : nullptr) {
     std::printf("  operator model %s: e_compute %.3f, e_memory %.3f, t0 %s, median error %.1f%% over %zu shapes\n",
                 e.model.c_str(), m->e_compute, m->e_memory, format_seconds(m->t0).c_str(), 100 * m->median_rel_error,
                 m->shapes);
