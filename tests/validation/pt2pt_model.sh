@@ -25,7 +25,7 @@ rm -f "$out/$name".*h5 "$out/$name.row.json"
 
 start=$(date +%s.%N)
 launches=${LAUNCHES:-3}
-models=() results=()
+models=() results=() stats=()
 for k in $(seq 1 "$launches"); do
   file=$out/$name.h5 json=(--json "$out/$name.json")
   [ "$k" = 1 ] || file=$out/$name.$k.h5 json=()
@@ -36,15 +36,20 @@ for k in $(seq 1 "$launches"); do
   # before CTest's (240 s), so that what is left running is stopped here.
   # One thread per rank: a ping-pong computes nothing, and idle OpenMP and BLAS worker
   # threads only compete with the busy-polling ranks and the delay lines for 2 CPUs.
+  "$cluster" stats >/dev/null 2>&1 || true  # the delay lines count from here
   OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
   "$cluster" mpiexec --timeout 70 "$sextant" run --suite comm --collectives pingpong \
     -m "$sizes" -f 1.41421356 --sync barrier -x 2 -i 100 --budget 1 --precision 0.02 \
     -o "$file" "${json[@]}"
-  "$cluster" stats || true  # how late the delay lines released packets during the run
+  # What the delay lines applied during this launch (D plus how late they released
+  # packets): the self-calibrated truth check_pt2pt.py judges alpha against.
+  "$cluster" stats >"${file%.h5}.stats" 2>&1 || true
+  cat "${file%.h5}.stats"
+  stats+=("${file%.h5}.stats")
   "$sextant" fit "$file" -o "${file%.h5}.model.h5"
   models+=("${file%.h5}.model.h5") results+=("$file")
 done
 echo "$name: measured and fitted $launches times in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"
 "$python" "$here/check_pt2pt.py" --model "${models[@]}" --results "${results[@]}" \
   --delay-us "$delay_us" --rate "$rate" --name "$name" --calibration "$out/calibration.json" \
-  --role "$role" --row "$out/$name.row.json"
+  --role "$role" --row "$out/$name.row.json" --stats "${stats[@]}"

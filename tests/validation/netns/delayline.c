@@ -47,6 +47,7 @@
 
 struct held {
   uint32_t id;
+  int solitary; /* arrived to an empty queue: latency-bound traffic (a small message) */
   int64_t due_ns;
 };
 
@@ -63,6 +64,11 @@ struct stats {
   uint64_t released, batches, recv_errors;
   int64_t late_sum_ns, late_max_ns;
   uint64_t late_hist[LATE_BINS];
+  /* Packets that found the queue empty: what a small message's latency is made of, so
+   * D plus their mean lateness is the one-way delay a ping-pong's alpha should show
+   * (bulk packets come in trains, released in batches, and are later). */
+  uint64_t solitary_released;
+  int64_t solitary_late_sum_ns;
 };
 static struct stats total, interval;
 static int64_t wake_lead_ns; /* how early timed wake-ups are requested (learnt) */
@@ -95,9 +101,14 @@ static void print_stats(const char *what, const struct stats *st) {
       fprintf(stderr, " >=%" PRId64 ":%" PRIu64, late_edges_us[b - 1], st->late_hist[b]);
   }
   fprintf(stderr, "\n");
+  fprintf(stderr, "delayline: %s: solitary packets %" PRIu64 ", late by mean %.2f us, applied delay %.2f us\n", what,
+          st->solitary_released,
+          st->solitary_released ? (double)st->solitary_late_sum_ns / (double)st->solitary_released / 1000.0 : 0.0,
+          ((double)delay_ns + (st->solitary_released ? (double)st->solitary_late_sum_ns / (double)st->solitary_released
+                                                     : 0.0)) / 1000.0);
 }
 
-static void count_late(int64_t late) {
+static void count_late(int64_t late, int solitary) {
   size_t b = 0;
   while (b < LATE_BINS - 1 && late >= late_edges_us[b] * 1000) b++;
   struct stats *all[] = {&total, &interval};
@@ -106,6 +117,10 @@ static void count_late(int64_t late) {
     if (late > all[i]->late_max_ns) all[i]->late_max_ns = late;
     all[i]->late_hist[b]++;
     all[i]->released++;
+    if (solitary) {
+      all[i]->solitary_released++;
+      all[i]->solitary_late_sum_ns += late;
+    }
   }
 }
 
@@ -117,7 +132,7 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
   uint32_t id = ntohl(ph->packet_id);
   if (tail - head >= RING_SIZE) /* cannot happen with KERNEL_QUEUE_LEN < RING_SIZE */
     return nfq_set_verdict(qh, id, NF_ACCEPT, 0, NULL);
-  ring[tail % RING_SIZE] = (struct held){id, now_ns() + delay_ns};
+  ring[tail % RING_SIZE] = (struct held){id, tail == head, now_ns() + delay_ns};
   tail++;
   return 0;
 }
@@ -127,7 +142,7 @@ static void release_due(struct nfq_q_handle *qh, int64_t now, int all) {
   uint32_t n = head;
   while (n != tail && (all || ring[n % RING_SIZE].due_ns <= now)) {
     int64_t late = now - ring[n % RING_SIZE].due_ns;
-    count_late(late < 0 ? 0 : late);
+    count_late(late < 0 ? 0 : late, ring[n % RING_SIZE].solitary);
     n++;
   }
   if (n == head) return;
