@@ -17,6 +17,12 @@ double quantile_sorted(std::span<const double> sorted, double q) {
   return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[lo + 1] - sorted[lo]);
 }
 
+double median(std::vector<double> values) {
+  if (values.empty()) throw std::invalid_argument("median: empty data");
+  std::sort(values.begin(), values.end());
+  return quantile_sorted(values, 0.5);
+}
+
 // Convention: B = number of observations below the true median, B ~ Bin(n, 1/2).
 // With 1-based ranks, [x_(r), x_(n-r+1)] covers the median iff r <= B <= n-r, so
 //   coverage(r) = 1 - 2 P(B <= r-1)

@@ -21,6 +21,10 @@ struct Summary {
 // (Hyndman & Fan type 7, numpy's default). q in [0, 1]; sorted must be non-empty.
 double quantile_sorted(std::span<const double> sorted, double q);
 
+// The median of data in any order (the mean of the middle two for an even count): the
+// one implementation every module uses. Throws std::invalid_argument on empty data.
+double median(std::vector<double> values);
+
 // Distribution-free CI of the median: the order statistics x_(j), x_(k) (1-based ranks) with
 // P(j <= B < k) >= confidence, B ~ Binomial(n, 1/2) (exact for every n). For n too
 // small to reach the confidence, the interval is [min, max].

@@ -26,23 +26,11 @@
 #include <stdexcept>
 
 #include "kernels/common.hpp"
+#include "kernels/counts.hpp"
 #include "kernels/fast_math.hpp"
 #include "kernels/host_loops.hpp"
 
 namespace sextant::kernels {
-
-inline constexpr double bias_gelu_forward_flops(double rows, double cols) { return 10 * rows * cols; }
-inline constexpr double bias_gelu_backward_flops(double rows, double cols) { return 22 * rows * cols; }
-inline constexpr double bias_gelu_forward_bytes(double rows, double cols, double s) {
-  return (2 * rows * cols + cols) * s;
-}
-inline constexpr double bias_gelu_backward_bytes(double rows, double cols, double s) {
-  return (3 * rows * cols + 2 * cols) * s;
-}
-inline constexpr double relu_forward_flops(double n) { return n; }
-inline constexpr double relu_backward_flops(double n) { return n; }
-inline constexpr double relu_forward_bytes(double n, double s) { return 2 * n * s; }
-inline constexpr double relu_backward_bytes(double n, double s) { return 3 * n * s; }
 
 // Evaluated as gelu(z) = z sigmoid(2u), since 0.5 (1 + tanh(u)) = sigmoid(2u): one exp
 // instead of a tanh (no cancellation in 1 + tanh), and that exp in plain arithmetic

@@ -10,11 +10,9 @@
 #include <stdexcept>
 
 #include "kernels/common.hpp"
+#include "kernels/counts.hpp"
 
 namespace sextant::kernels {
-
-inline constexpr double adamw_flops(double n) { return 16 * n; }
-inline constexpr double adamw_bytes(double n, double s) { return 7 * n * s; }
 
 struct AdamWParams {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.01;

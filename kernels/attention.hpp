@@ -19,23 +19,11 @@
 #include <stdexcept>
 
 #include "kernels/common.hpp"
+#include "kernels/counts.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/softmax.hpp"
 
 namespace sextant::kernels {
-
-inline constexpr double attention_forward_flops(double bh, double lq, double lk, double d) {
-  return 4 * bh * lq * lk * d + 5 * bh * lq * lk;
-}
-inline constexpr double attention_backward_flops(double bh, double lq, double lk, double d) {
-  return 8 * bh * lq * lk * d + 4 * bh * lq * lk;
-}
-inline constexpr double attention_forward_bytes(double bh, double lq, double lk, double d, double s) {
-  return bh * (2 * lq * d + 2 * lk * d + 4 * lq * lk) * s;
-}
-inline constexpr double attention_backward_bytes(double bh, double lq, double lk, double d, double s) {
-  return bh * (4 * lq * d + 4 * lk * d + 7 * lq * lk) * s;
-}
 
 namespace detail {
 // A contiguous rank-3 View seen as (dim0 * dim1) x dim2 rows.

@@ -17,19 +17,10 @@
 #include <vector>
 
 #include "kernels/common.hpp"
+#include "kernels/counts.hpp"
 #include "kernels/host_loops.hpp"
 
 namespace sextant::kernels {
-
-inline constexpr double embedding_forward_flops(double, double) { return 0; }
-inline constexpr double embedding_backward_flops(double tokens, double dim) { return tokens * dim; }
-inline constexpr double embedding_forward_bytes(double tokens, double dim, double s, double index_bytes) {
-  return 2 * tokens * dim * s + tokens * index_bytes;
-}
-inline constexpr double embedding_backward_bytes(double vocab, double tokens, double dim, double s,
-                                                 double index_bytes) {
-  return (vocab * dim + 3 * tokens * dim) * s + tokens * index_bytes;
-}
 
 template <class Exec, class VT, class VI, class VO>
 void embedding_forward(const Exec& exec, VT table, VI index, VO out) {

@@ -27,20 +27,12 @@
 #include <string>
 
 #include "kernels/common.hpp"
+#include "kernels/counts.hpp"
 #include "kernels/isa.hpp"
 
 namespace sextant::kernels {
 
 enum class Trans : bool { no = false, yes = true };
-
-inline constexpr double gemm_flops(double m, double n, double k, double batch = 1) {
-  return 2.0 * m * n * k * batch;
-}
-
-inline constexpr double gemm_bytes(double m, double n, double k, double scalar_bytes,
-                                   double batch = 1, bool beta_nonzero = false) {
-  return (m * k + k * n + m * n * (beta_nonzero ? 2 : 1)) * scalar_bytes * batch;
-}
 
 template <class Exec, class Scalar>
 struct GemmTiling {

@@ -23,18 +23,10 @@
 #include <stdexcept>
 
 #include "kernels/common.hpp"
+#include "kernels/counts.hpp"
 #include "kernels/host_loops.hpp"
 
 namespace sextant::kernels {
-
-inline constexpr double layernorm_forward_flops(double rows, double cols) { return 8 * rows * cols; }
-inline constexpr double layernorm_backward_flops(double rows, double cols) { return 18 * rows * cols; }
-inline constexpr double layernorm_forward_bytes(double rows, double cols, double s) {
-  return (2 * rows * cols + 2 * cols + 2 * rows) * s;
-}
-inline constexpr double layernorm_backward_bytes(double rows, double cols, double s) {
-  return (3 * rows * cols + 3 * cols + 2 * rows) * s;
-}
 
 inline constexpr int layernorm_column_block = 16;
 

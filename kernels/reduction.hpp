@@ -5,12 +5,10 @@
 #include <cstdint>
 
 #include "kernels/common.hpp"
+#include "kernels/counts.hpp"
 #include "kernels/stream.hpp"
 
 namespace sextant::kernels {
-
-inline constexpr double reduce_sum_flops(double n) { return n; }
-inline constexpr double reduce_sum_bytes(double n, double s) { return n * s; }
 
 // Returns the sum on the host (the reduction completes before it returns).
 template <class Exec, class VX>

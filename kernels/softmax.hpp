@@ -16,19 +16,11 @@
 #include <stdexcept>
 
 #include "kernels/common.hpp"
+#include "kernels/counts.hpp"
 #include "kernels/fast_math.hpp"
 #include "kernels/host_loops.hpp"
 
 namespace sextant::kernels {
-
-inline constexpr double softmax_forward_flops(double rows, double cols) { return 5 * rows * cols; }
-inline constexpr double softmax_backward_flops(double rows, double cols) { return 4 * rows * cols; }
-inline constexpr double softmax_forward_bytes(double rows, double cols, double s) {
-  return 2 * rows * cols * s;
-}
-inline constexpr double softmax_backward_bytes(double rows, double cols, double s) {
-  return 3 * rows * cols * s;
-}
 
 template <class Exec, class VX, class VY>
 void softmax_forward(const Exec& exec, VX x, VY y) {

@@ -13,36 +13,9 @@
 #include <cstdint>
 
 #include "kernels/common.hpp"
+#include "kernels/counts.hpp"
 
 namespace sextant::kernels {
-
-enum class StreamOp { copy, scale, add, triad, dot };
-
-inline constexpr double stream_flops(StreamOp op, double n) {
-  switch (op) {
-    case StreamOp::copy: return 0;
-    case StreamOp::scale: return n;
-    case StreamOp::add: return n;
-    case StreamOp::triad: return 2 * n;
-    case StreamOp::dot: return 2 * n;
-  }
-  return 0;
-}
-
-inline constexpr double stream_arrays(StreamOp op) {
-  switch (op) {
-    case StreamOp::copy:
-    case StreamOp::scale:
-    case StreamOp::dot: return 2;
-    case StreamOp::add:
-    case StreamOp::triad: return 3;
-  }
-  return 0;
-}
-
-inline constexpr double stream_bytes(StreamOp op, double n, double scalar_bytes) {
-  return stream_arrays(op) * n * scalar_bytes;
-}
 
 template <class Exec, class VA, class VC>
 void stream_copy(const Exec& exec, VC c, VA a) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/stats.hpp"
+
 namespace sextant::model {
 namespace {
 
@@ -166,13 +168,6 @@ const CollectiveAlgorithm table[] = {
     {"barrier", "dissemination", barrier_dissemination},
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  auto n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 }  // namespace
 
 void Link::path(CostTerms& c, double m, double latencies, double injections) const {
@@ -260,8 +255,8 @@ std::vector<AlgorithmRange> identify_algorithms(std::string_view op, const Link&
       });
       ++j;
     }
-    AlgorithmRange r{picks[i].m->bytes, picks[j - 1].m->bytes, std::string(picks[i].alg->name), median(ratios),
-                     median(errors), {}};
+    AlgorithmRange r{picks[i].m->bytes, picks[j - 1].m->bytes, std::string(picks[i].alg->name), stats::median(ratios),
+                     stats::median(errors), {}};
     for (const auto* a : ties) r.indistinguishable.emplace_back(a->name);
     ranges.push_back(std::move(r));
     i = j;

@@ -8,15 +8,10 @@
 #include <map>
 #include <stdexcept>
 
+#include "core/stats.hpp"
+
 namespace sextant::model {
 namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  auto n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Sum of squared deviations of y[i..j] from their mean.
 double sse(const std::vector<double>& y, std::size_t i, std::size_t j) {
@@ -135,7 +130,7 @@ std::vector<MemoryLevel> detect_memory_levels(std::span<const CurvePoint> curve,
   for (auto [i, j] : spans) {
     std::vector<double> bw;
     for (std::size_t k = i; k <= j; ++k) bw.push_back(pts[k].bandwidth);
-    MemoryLevel l{"", pts[i].bytes, pts[j].bytes, median_of(bw), j - i + 1};
+    MemoryLevel l{"", pts[i].bytes, pts[j].bytes, stats::median(bw), j - i + 1};
     // Neighbouring plateaus within min_step of each other are one level.
     if (!levels.empty() && std::fabs(std::log(l.bandwidth / levels.back().bandwidth)) < min_step) {
       auto& prev = levels.back();
@@ -143,7 +138,7 @@ std::vector<MemoryLevel> detect_memory_levels(std::span<const CurvePoint> curve,
       for (std::size_t k = 0; k < n; ++k)
         if (pts[k].bytes >= prev.lo_bytes && pts[k].bytes <= l.hi_bytes) all.push_back(pts[k].bandwidth);
       prev.hi_bytes = l.hi_bytes;
-      prev.bandwidth = median_of(all);
+      prev.bandwidth = stats::median(all);
       prev.points += l.points;
     } else {
       levels.push_back(l);
@@ -255,7 +250,7 @@ OperatorModel fit_operator(const Ceilings& c, std::span<const OperatorSample> sa
   m.t0 = std::exp(best[2]);
   std::vector<double> errs;
   for (const auto& s : samples) errs.push_back(std::fabs(m.predict(c, s.flops, s.bytes) - s.seconds) / s.seconds);
-  m.median_rel_error = median_of(errs);
+  m.median_rel_error = stats::median(errs);
   return m;
 }
 

@@ -18,81 +18,24 @@
 // - A CommOp is issued right after the compute op whose name is its own name without
 //   the last component ("layer3.attn_out.tp_allreduce" follows "layer3.attn_out").
 //
-// The FLOP and byte formulas below are those of kernels/*.hpp and suites/train/ops.hpp,
-// copied as plain arithmetic because models/ links no Kokkos; tests/train checks that
-// they stay identical (against the headers, and against what the proxy executes).
+// The FLOP and byte formulas are kernels/counts.hpp's (plain arithmetic, no Kokkos): the
+// functions the kernels and the proxy count with; tests/train checks what the proxy
+// executes against this plan.
 #include "models/train_plan.hpp"
 
 #include <algorithm>
 #include <string>
 
 #include "core/error.hpp"
+#include "kernels/counts.hpp"
 
 namespace sextant::model {
 
 namespace {
 
-// ---- counts (kernels/*.hpp, suites/train/ops.hpp) ------------------------------------
-
+// The counts are kernels/counts.hpp's, the same functions the kernels use.
+using kernels::StreamOp;
 constexpr double index_bytes = 4;  // token indices are int32, as the registry's embedding
-
-double gemm_flops(double m, double n, double k) { return 2.0 * m * n * k; }
-double gemm_bytes(double m, double n, double k, double s, bool beta_nonzero) {
-  return (m * k + k * n + m * n * (beta_nonzero ? 2 : 1)) * s;
-}
-double layernorm_forward_flops(double r, double c) { return 8 * r * c; }
-double layernorm_backward_flops(double r, double c) { return 18 * r * c; }
-double layernorm_forward_bytes(double r, double c, double s) { return (2 * r * c + 2 * c + 2 * r) * s; }
-double layernorm_backward_bytes(double r, double c, double s) { return (3 * r * c + 3 * c + 2 * r) * s; }
-double attention_forward_flops(double bh, double l, double d) { return 4 * bh * l * l * d + 5 * bh * l * l; }
-double attention_backward_flops(double bh, double l, double d) { return 8 * bh * l * l * d + 4 * bh * l * l; }
-double attention_forward_bytes(double bh, double l, double d, double s) {
-  return bh * (2 * l * d + 2 * l * d + 4 * l * l) * s;
-}
-double attention_backward_bytes(double bh, double l, double d, double s) {
-  return bh * (4 * l * d + 4 * l * d + 7 * l * l) * s;
-}
-double bias_gelu_forward_flops(double r, double c) { return 10 * r * c; }
-double bias_gelu_backward_flops(double r, double c) { return 22 * r * c; }
-double bias_gelu_forward_bytes(double r, double c, double s) { return (2 * r * c + c) * s; }
-double bias_gelu_backward_bytes(double r, double c, double s) { return (3 * r * c + 2 * c) * s; }
-double embedding_forward_bytes(double t, double d, double s) { return 2 * t * d * s + t * index_bytes; }
-double embedding_backward_flops(double t, double d) { return t * d; }
-double embedding_backward_bytes(double v, double t, double d, double s) {
-  return (v * d + 3 * t * d) * s + t * index_bytes;
-}
-double stream_add_flops(double n) { return n; }
-double stream_add_bytes(double n, double s) { return 3 * n * s; }
-double stream_triad_flops(double n) { return 2 * n; }
-double stream_triad_bytes(double n, double s) { return 3 * n * s; }
-double adamw_flops(double n) { return 16 * n; }
-double adamw_bytes(double n, double s) { return 7 * n * s; }
-// suites/train/ops.hpp
-double heads_permute_bytes(double n, double s) { return 2 * n * s; }
-double cross_entropy_max_flops(double r, double c) { return r * c; }
-double cross_entropy_max_bytes(double r, double c, double s) { return (r * c + r) * s; }
-double cross_entropy_sum_flops(double r, double c) { return 3 * r * c; }
-double cross_entropy_sum_bytes(double r, double c, double s) { return (r * c + 3 * r) * s + r * index_bytes; }
-double cross_entropy_backward_flops(double r, double c) { return 5 * r * c + 4 * r; }
-double cross_entropy_backward_bytes(double r, double c, double s) {
-  return (2 * r * c + 3 * r) * s + r * index_bytes;
-}
-double fill_bytes(double n, double s) { return n * s; }
-
-// The registry's family of a kernel (kernels/descriptors/*.cpp), and the stand-in
-// family of the proxy's own kernels.
-std::string family_of(const std::string& kernel) {
-  auto starts = [&](const char* p) { return kernel.rfind(p, 0) == 0; };
-  if (starts("gemm")) return "gemm";
-  if (starts("vendor_gemm")) return "vendor_gemm";
-  if (starts("attention_")) return "attention";
-  if (starts("layernorm_") || starts("softmax_") || starts("cross_entropy_")) return "normalization";
-  if (starts("bias_gelu_") || starts("relu_")) return "activation";
-  if (starts("embedding_")) return "embedding";
-  if (starts("stream_") || kernel == "split_heads" || kernel == "merge_heads" || kernel == "fill") return "stream";
-  if (kernel == "adamw_update") return "optimizer";
-  return kernel;
-}
 
 // ---- shapes -----------------------------------------------------------------------------
 
@@ -145,30 +88,30 @@ class PhaseBuilder {
   PhaseBuilder(Phase& phase, const Dims& d) : p_(phase), d_(d) {}
 
   void op(std::string name, const std::string& kernel, std::string shape, double flops, double bytes) {
-    p_.compute.push_back({std::move(name), family_of(kernel), std::move(shape), flops, bytes, kernel});
+    p_.compute.push_back({std::move(name), std::string(kernels::family_of(kernel)), std::move(shape), flops, bytes, kernel});
   }
   // C[M,N] (+)= op(A) op(B): forward (no transposes), input gradient (B transposed) or
   // weight gradient (A transposed, accumulated over micro-batches).
   void gemm(const std::string& name, long long M, long long N, long long K, bool ta, bool tb, bool accumulate) {
     std::string shape = kv({{"M", M}, {"N", N}, {"K", K}, {"ta", ta}, {"tb", tb}});
     if (accumulate) shape += ",beta=1";
-    op(name, d_.gemm, shape, gemm_flops(M, N, K), gemm_bytes(M, N, K, d_.s, accumulate));
+    op(name, d_.gemm, shape, kernels::gemm_flops(M, N, K), kernels::gemm_bytes(M, N, K, d_.s, 1, accumulate));
   }
   void add(const std::string& name, long long n) {
-    op(name, "stream_add", kv({{"n", n}}), stream_add_flops(n), stream_add_bytes(n, d_.s));
+    op(name, "stream_add", kv({{"n", n}}), kernels::stream_flops(StreamOp::add, n), kernels::stream_bytes(StreamOp::add, n, d_.s));
   }
   void layernorm(const std::string& name, bool backward) {
     if (!backward)
-      op(name, "layernorm_forward", kv({{"rows", d_.T}, {"cols", d_.H}}), layernorm_forward_flops(d_.T, d_.H),
-         layernorm_forward_bytes(d_.T, d_.H, d_.s));
+      op(name, "layernorm_forward", kv({{"rows", d_.T}, {"cols", d_.H}}), kernels::layernorm_forward_flops(d_.T, d_.H),
+         kernels::layernorm_forward_bytes(d_.T, d_.H, d_.s));
     else
-      op(name, "layernorm_backward", kv({{"rows", d_.T}, {"cols", d_.H}}), layernorm_backward_flops(d_.T, d_.H),
-         layernorm_backward_bytes(d_.T, d_.H, d_.s));
+      op(name, "layernorm_backward", kv({{"rows", d_.T}, {"cols", d_.H}}), kernels::layernorm_backward_flops(d_.T, d_.H),
+         kernels::layernorm_backward_bytes(d_.T, d_.H, d_.s));
   }
   // Between [tokens, groups * heads * dim] and groups x [batch * heads, seq, dim].
   void heads(const std::string& name, const char* family, long long groups) {
     op(name, family, kv({{"batch", d_.b}, {"seq", d_.S}, {"groups", groups}, {"heads", d_.Al}, {"dim", d_.D}}), 0,
-       heads_permute_bytes(double(d_.T) * groups * d_.Hl, d_.s));
+       kernels::heads_permute_bytes(double(d_.T) * groups * d_.Hl, d_.s));
   }
   // Allreduce of a tensor-parallel partial sum [T, H] (Megatron's g forward, f backward).
   void tp_allreduce(const std::string& after, double elements) {
@@ -186,15 +129,15 @@ void layer_forward(PhaseBuilder& f, const Dims& d, const std::string& L) {
   f.gemm(L + "qkv", d.T, 3 * d.Hl, d.H, false, false, false);
   f.heads(L + "split_heads", "split_heads", 3);
   f.op(L + "attention", "attention_forward", kv({{"BH", d.b * d.Al}, {"L", d.S}, {"D", d.D}}),
-       attention_forward_flops(d.b * d.Al, d.S, d.D), attention_forward_bytes(d.b * d.Al, d.S, d.D, d.s));
+       kernels::attention_forward_flops(d.b * d.Al, d.S, d.S, d.D), kernels::attention_forward_bytes(d.b * d.Al, d.S, d.S, d.D, d.s));
   f.heads(L + "merge_heads", "merge_heads", 1);
   f.gemm(L + "attn_out", d.T, d.H, d.Hl, false, false, false);
   f.tp_allreduce(L + "attn_out", double(d.T) * d.H);
   f.add(L + "residual1", d.T * d.H);
   f.layernorm(L + "ln2", false);
   f.gemm(L + "fc1", d.T, d.Fl, d.H, false, false, false);
-  f.op(L + "gelu", "bias_gelu_forward", kv({{"rows", d.T}, {"cols", d.Fl}}), bias_gelu_forward_flops(d.T, d.Fl),
-       bias_gelu_forward_bytes(d.T, d.Fl, d.s));
+  f.op(L + "gelu", "bias_gelu_forward", kv({{"rows", d.T}, {"cols", d.Fl}}), kernels::bias_gelu_forward_flops(d.T, d.Fl),
+       kernels::bias_gelu_forward_bytes(d.T, d.Fl, d.s));
   f.gemm(L + "fc2", d.T, d.H, d.Fl, false, false, false);
   f.tp_allreduce(L + "fc2", double(d.T) * d.H);
   f.add(L + "residual2", d.T * d.H);
@@ -204,7 +147,7 @@ void layer_backward(PhaseBuilder& g, const Dims& d, const std::string& L) {
   g.gemm(L + "fc2.wgrad", d.Fl, d.H, d.T, true, false, true);
   g.gemm(L + "fc2.dgrad", d.T, d.Fl, d.H, false, true, false);
   g.op(L + "gelu.backward", "bias_gelu_backward", kv({{"rows", d.T}, {"cols", d.Fl}}),
-       bias_gelu_backward_flops(d.T, d.Fl), bias_gelu_backward_bytes(d.T, d.Fl, d.s));
+       kernels::bias_gelu_backward_flops(d.T, d.Fl), kernels::bias_gelu_backward_bytes(d.T, d.Fl, d.s));
   g.add(L + "gelu.grad_add", d.Fl);
   g.gemm(L + "fc1.wgrad", d.H, d.Fl, d.T, true, false, true);
   g.gemm(L + "fc1.dgrad", d.T, d.H, d.Fl, false, true, false);
@@ -216,7 +159,7 @@ void layer_backward(PhaseBuilder& g, const Dims& d, const std::string& L) {
   g.gemm(L + "attn_out.dgrad", d.T, d.Hl, d.H, false, true, false);
   g.heads(L + "merge_heads.backward", "split_heads", 1);
   g.op(L + "attention.backward", "attention_backward", kv({{"BH", d.b * d.Al}, {"L", d.S}, {"D", d.D}}),
-       attention_backward_flops(d.b * d.Al, d.S, d.D), attention_backward_bytes(d.b * d.Al, d.S, d.D, d.s));
+       kernels::attention_backward_flops(d.b * d.Al, d.S, d.S, d.D), kernels::attention_backward_bytes(d.b * d.Al, d.S, d.S, d.D, d.s));
   g.heads(L + "split_heads.backward", "merge_heads", 3);
   g.gemm(L + "qkv.wgrad", d.H, 3 * d.Hl, d.T, true, false, true);
   g.gemm(L + "qkv.dgrad", d.T, d.H, 3 * d.Hl, false, true, false);
@@ -342,10 +285,10 @@ StepPlan plan_step(const TrainConfig& config) {
     PhaseBuilder f(st.forward, d);
     if (first) {
       f.op("embedding.token", "embedding_forward", kv({{"vocab", d.Vrows}, {"tokens", d.T}, {"dim", d.H}}), 0,
-           embedding_forward_bytes(d.T, d.H, d.s));
+           kernels::embedding_forward_bytes(d.T, d.H, d.s, index_bytes));
       f.tp_allreduce("embedding.token", double(d.T) * d.H);
       f.op("embedding.position", "embedding_forward", kv({{"vocab", d.S}, {"tokens", d.T}, {"dim", d.H}}), 0,
-           embedding_forward_bytes(d.T, d.H, d.s));
+           kernels::embedding_forward_bytes(d.T, d.H, d.s, index_bytes));
       f.add("embedding.add", d.T * d.H);
     }
     for (int l = st.layers_first; l < st.layers_first + st.layers_count; ++l)
@@ -354,10 +297,10 @@ StepPlan plan_step(const TrainConfig& config) {
       f.layernorm("final.ln", false);
       f.gemm("final.logits", d.T, d.Vl, d.H, false, false, false);
       f.op("final.ce_max", "cross_entropy_max", kv({{"rows", d.T}, {"cols", d.Vl}}),
-           cross_entropy_max_flops(d.T, d.Vl), cross_entropy_max_bytes(d.T, d.Vl, d.s));
+           kernels::cross_entropy_max_flops(d.T, d.Vl), kernels::cross_entropy_max_bytes(d.T, d.Vl, d.s));
       f.tp_allreduce("final.ce_max", double(d.T));
       f.op("final.ce_sum", "cross_entropy_sum", kv({{"rows", d.T}, {"cols", d.Vl}}),
-           cross_entropy_sum_flops(d.T, d.Vl), cross_entropy_sum_bytes(d.T, d.Vl, d.s));
+           kernels::cross_entropy_sum_flops(d.T, d.Vl), kernels::cross_entropy_sum_bytes(d.T, d.Vl, d.s));
       f.tp_allreduce("final.ce_sum", 2.0 * d.T);
     }
 
@@ -365,7 +308,7 @@ StepPlan plan_step(const TrainConfig& config) {
     PhaseBuilder g(st.backward, d);
     if (last) {
       g.op("final.ce_backward", "cross_entropy_backward", kv({{"rows", d.T}, {"cols", d.Vl}}),
-           cross_entropy_backward_flops(d.T, d.Vl), cross_entropy_backward_bytes(d.T, d.Vl, d.s));
+           kernels::cross_entropy_backward_flops(d.T, d.Vl), kernels::cross_entropy_backward_bytes(d.T, d.Vl, d.s));
       g.gemm("final.logits.wgrad", d.H, d.Vl, d.T, true, false, true);
       g.gemm("final.logits.dgrad", d.T, d.H, d.Vl, false, true, false);
       g.tp_allreduce("final.logits.dgrad", double(d.T) * d.H);
@@ -376,10 +319,10 @@ StepPlan plan_step(const TrainConfig& config) {
       layer_backward(g, d, "layer" + std::to_string(l) + ".");
     if (first) {
       g.op("embedding.position.backward", "embedding_backward", kv({{"vocab", d.S}, {"tokens", d.T}, {"dim", d.H}}),
-           embedding_backward_flops(d.T, d.H), embedding_backward_bytes(d.S, d.T, d.H, d.s));
+           kernels::embedding_backward_flops(d.T, d.H), kernels::embedding_backward_bytes(d.S, d.T, d.H, d.s, index_bytes));
       g.add("embedding.position.grad_add", d.S * d.H);
       g.op("embedding.token.backward", "embedding_backward", kv({{"vocab", d.Vrows}, {"tokens", d.T}, {"dim", d.H}}),
-           embedding_backward_flops(d.T, d.H), embedding_backward_bytes(d.Vrows, d.T, d.H, d.s));
+           kernels::embedding_backward_flops(d.T, d.H), kernels::embedding_backward_bytes(d.Vrows, d.T, d.H, d.s, index_bytes));
       g.add("embedding.token.grad_add", d.Vl * d.H);
     }
 
@@ -396,9 +339,9 @@ StepPlan plan_step(const TrainConfig& config) {
     const bool adamw = config.optimizer == Optimizer::adamw;
     auto update = [&](PhaseBuilder& o, const std::string& name, double n) {
       if (adamw)
-        o.op(name, "adamw_update", kv({{"n", (long long)n}}), adamw_flops(n), adamw_bytes(n, d.s));
+        o.op(name, "adamw_update", kv({{"n", (long long)n}}), kernels::adamw_flops(n), kernels::adamw_bytes(n, d.s));
       else  // p = p - lr g
-        o.op(name, "stream_triad", kv({{"n", (long long)n}}), stream_triad_flops(n), stream_triad_bytes(n, d.s));
+        o.op(name, "stream_triad", kv({{"n", (long long)n}}), kernels::stream_flops(StreamOp::triad, n), kernels::stream_bytes(StreamOp::triad, n, d.s));
     };
     PhaseBuilder o(st.optimizer, d);
     double flat = 0;
@@ -417,7 +360,7 @@ StepPlan plan_step(const TrainConfig& config) {
       }
     }
     if (!sharded) update(o, "optimizer.update", st.parameters);
-    o.op("optimizer.zero_grad", "fill", kv({{"n", (long long)flat}}), 0, fill_bytes(flat, d.s));
+    o.op("optimizer.zero_grad", "fill", kv({{"n", (long long)flat}}), 0, kernels::fill_bytes(flat, d.s));
     plan.stages.push_back(std::move(st));
   }
   return plan;

@@ -1,13 +1,14 @@
 #pragma once
 // Kernels the training proxy needs that kernels/ does not have (yet): the head permutes
 // around attention and a vocabulary-parallel softmax cross-entropy. Same conventions as
-// kernels/*.hpp (templates on the execution space, labelled launches, counts next to the
-// kernel); models/train_plan.cpp copies the counts, tests/train checks they agree.
+// kernels/*.hpp (templates on the execution space, labelled launches); their counts are
+// in kernels/counts.hpp with every other kernel's, where models/train_plan.cpp finds them.
 #include <cstdint>
 #include <stdexcept>
 #include <string_view>
 
 #include "kernels/common.hpp"
+#include "kernels/counts.hpp"
 #include "kernels/fast_math.hpp"
 
 namespace sextant::train {
@@ -23,28 +24,20 @@ using Kokkos::Experimental::log;
 #endif
 }  // namespace math
 
-// The kernel registry's family of a kernel the proxy runs (the compute model's key); the
-// proxy's own kernels take the family of the closest measured ones: the permutes and the
-// gradient fill move data (stream), the cross-entropy passes are row-wise softmax
-// reductions (normalization). Keep in step with models/train_plan.cpp.
-inline const char* family_of(std::string_view kernel) {
-  auto starts = [&](std::string_view p) { return kernel.substr(0, p.size()) == p; };
-  if (starts("gemm")) return "gemm";
-  if (starts("vendor_gemm")) return "vendor_gemm";
-  if (starts("attention_")) return "attention";
-  if (starts("layernorm_") || starts("softmax_") || starts("cross_entropy_")) return "normalization";
-  if (starts("bias_gelu_") || starts("relu_")) return "activation";
-  if (starts("embedding_")) return "embedding";
-  if (starts("stream_") || kernel == "split_heads" || kernel == "merge_heads" || kernel == "fill") return "stream";
-  if (kernel == "adamw_update") return "optimizer";
-  return "unknown";
-}
+// Counts and families: kernels/counts.hpp, shared with the step plan (models/).
+using kernels::cross_entropy_backward_bytes;
+using kernels::cross_entropy_backward_flops;
+using kernels::cross_entropy_max_bytes;
+using kernels::cross_entropy_max_flops;
+using kernels::cross_entropy_sum_bytes;
+using kernels::cross_entropy_sum_flops;
+using kernels::family_of;
+using kernels::heads_permute_bytes;
 
 // ---- head permutes ---------------------------------------------------------------------
 // split_heads: [b * S, G * Al * D] (token-major, as the QKV GEMM writes it) to
 // G x [b * Al, S, D] (batch-head-major, as attention reads it); merge_heads the inverse.
 // Pure data movement: 0 FLOPs, every element read once and written once.
-inline constexpr double heads_permute_bytes(double elements, double s) { return 2 * elements * s; }
 
 // dst is G contiguous blocks of [b * Al, S, D] starting at dst_data.
 template <class Exec, class V2, class Scalar>
@@ -93,22 +86,8 @@ void merge_heads(const Exec& exec, const Scalar* src_data, V2 dst, std::int64_t 
 //   cross_entropy_sum      s_i = sum exp(z - m), t_i = z_target (0 off-shard) -> allreduce(sum)
 //   cross_entropy_backward dz = scale (exp(z - m) / s - [j = target]) in place of z, and
 //                          returns sum_i (log s_i + m_i - t_i) (the loss, unscaled)
-// (Megatron's vocab-parallel cross-entropy.) stats holds [rows, 2]: s and t.
-// Counted FLOPs (exp counted as 1): max 1 per element; sum 3 per element (subtract, exp,
-// add); backward 5 per element (subtract, exp, multiply, subtract, scale) + 4 per row
-// (reciprocal, log, two adds). Bytes (targets int32): max rows cols + rows (m written);
-// sum rows cols + 3 rows (m read, s and t written) + targets; backward 2 rows cols (z read,
-// dz written) + 3 rows (m, s, t) + targets.
-inline constexpr double cross_entropy_max_flops(double r, double c) { return r * c; }
-inline constexpr double cross_entropy_max_bytes(double r, double c, double s) { return (r * c + r) * s; }
-inline constexpr double cross_entropy_sum_flops(double r, double c) { return 3 * r * c; }
-inline constexpr double cross_entropy_sum_bytes(double r, double c, double s) {
-  return (r * c + 3 * r) * s + r * 4;
-}
-inline constexpr double cross_entropy_backward_flops(double r, double c) { return 5 * r * c + 4 * r; }
-inline constexpr double cross_entropy_backward_bytes(double r, double c, double s) {
-  return (2 * r * c + 3 * r) * s + r * 4;
-}
+// (Megatron's vocab-parallel cross-entropy.) stats holds [rows, 2]: s and t. What each
+// pass counts: kernels/counts.hpp.
 
 template <class Exec, class V2, class V1>
 void cross_entropy_max(const Exec& exec, V2 z, V1 m) {

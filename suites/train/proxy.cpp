@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "suites/train/data.hpp"
 #include "suites/train/dp_sync.hpp"
 #include "suites/train/layout.hpp"
@@ -38,11 +39,7 @@ PhaseTimes TrainResult::mean_phases(int rank) const {
 }
 
 double TrainResult::median_step_time() const {
-  if (step_time.empty()) return 0;
-  std::vector<double> t = step_time;
-  std::sort(t.begin(), t.end());
-  const std::size_t n = t.size();
-  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+  return stats::median(step_time);
 }
 
 namespace {
@@ -184,8 +181,9 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
   TrainResult result;
   result.config = c;
   result.ranks = c.ranks();
-  result.steps = o.steps;
   result.warmup = o.warmup;
+  const int max_steps = std::max(o.steps, o.max_steps);
+  double measured_seconds = 0;  // sum over measured steps of the ranks' mean step time
   std::vector<PhaseTimes> mine_per_step;
   model::StagePlan& traced = result.executed;
   traced.stage = layout.pp_rank;
@@ -193,7 +191,9 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
   traced.layers_count = mine.layers_count;
   traced.parameters = double(store.layout().parameters);
 
-  for (int step = 0; step < o.warmup + o.steps; ++step) {
+  int measured = 0;
+  for (int step = 0; step < o.warmup + max_steps; ++step) {
+    if (step >= o.warmup && measured >= o.steps && measured_seconds >= o.min_seconds) break;
     // Data staging (a data loader's job) is not part of the step.
     fill_step_data(rows, targets, o.seed, step, c.global_batch, layout.dp_rank, c.micro_batch, c.seq, c.vocab,
                    vocab_shard * layout.tp_rank, vocab_shard);
@@ -248,29 +248,35 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
     rec.times().total = MPI_Wtime() - t0;
     if (step >= o.warmup) mine_per_step.push_back(rec.times());
 
-    // The loss: every token's, once (the last stage's tp rank 0 of each dp replica).
-    double contribution = layout.last_stage() && layout.tp_rank == 0 ? loss : 0, total = 0;
-    allreduce(&contribution, &total, 1, MPI_DOUBLE, MPI_SUM, layout.world, o.wait);
-    result.loss.push_back(total / (double(c.global_batch) * c.seq));
+    // The loss: every token's, once (the last stage's tp rank 0 of each dp replica); and
+    // the ranks' step times summed, the same number on every rank for the stop rule.
+    double mine_sums[2] = {layout.last_stage() && layout.tp_rank == 0 ? loss : 0, rec.times().total}, sums[2];
+    allreduce(mine_sums, sums, 2, MPI_DOUBLE, MPI_SUM, layout.world, o.wait);
+    result.loss.push_back(sums[0] / (double(c.global_batch) * c.seq));
+    if (step >= o.warmup) {
+      ++measured;
+      measured_seconds += sums[1] / result.ranks;
+    }
   }
+  result.steps = measured;
 
   result.kernels = rec.profile();
 
   // Every rank's phases of every measured step, to every rank.
   constexpr int fields = sizeof(PhaseTimes) / sizeof(double);
   static_assert(sizeof(PhaseTimes) == fields * sizeof(double), "PhaseTimes holds doubles only");
-  result.samples.resize(std::size_t(o.steps) * result.ranks);
+  result.samples.resize(std::size_t(result.steps) * result.ranks);
   std::vector<PhaseTimes> gathered(result.samples.size());
-  if (o.steps > 0) {
+  if (result.steps > 0) {
     MPI_Request r;
-    SEXTANT_MPI_CHECK(MPI_Iallgather(mine_per_step.data(), o.steps * fields, MPI_DOUBLE, gathered.data(),
-                                     o.steps * fields, MPI_DOUBLE, layout.world, &r));
+    SEXTANT_MPI_CHECK(MPI_Iallgather(mine_per_step.data(), result.steps * fields, MPI_DOUBLE, gathered.data(),
+                                     result.steps * fields, MPI_DOUBLE, layout.world, &r));
     wait(r, o.wait);
   }
   for (int rank = 0; rank < result.ranks; ++rank)
-    for (int s = 0; s < o.steps; ++s)
-      result.samples[std::size_t(s) * result.ranks + rank] = gathered[std::size_t(rank) * o.steps + s];
-  for (int s = 0; s < o.steps; ++s) {
+    for (int s = 0; s < result.steps; ++s)
+      result.samples[std::size_t(s) * result.ranks + rank] = gathered[std::size_t(rank) * result.steps + s];
+  for (int s = 0; s < result.steps; ++s) {
     double worst = 0;
     for (int rank = 0; rank < result.ranks; ++rank) worst = std::max(worst, result.phases(s, rank).total);
     result.step_time.push_back(worst);

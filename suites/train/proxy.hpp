@@ -17,7 +17,13 @@
 namespace sextant::train {
 
 struct TrainRunOptions {
-  int steps = 20;        // measured steps
+  int steps = 20;        // measured steps (at least)
+  // Then more steps, up to max_steps, until the measured steps add up to min_seconds: a
+  // small model's 8 steps of ~5 ms each are too few for a median on a shared machine
+  // (two of eight runs had a slow mode in half the steps). Decided from values every
+  // rank has, so all ranks stop together.
+  double min_seconds = 0;
+  int max_steps = 0;     // 0: steps
   int warmup = 2;        // steps run before the measured ones (their loss is recorded too)
   std::uint64_t seed = 1;  // parameters and data; the same for every parallel layout
   WaitMode wait = WaitMode::blocking;  // yield when ranks outnumber cores

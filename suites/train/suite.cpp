@@ -104,6 +104,8 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
   TrainRunOptions run;
   run.steps = o.steps;
   run.warmup = o.warmup;
+  run.min_seconds = o.min_seconds;
+  run.max_steps = o.max_steps;
   run.wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
   // Diagnostic: each kernel's time inside the step against the compute model's estimate.
   run.profile = std::getenv("SEXTANT_TRAIN_PROFILE") != nullptr;

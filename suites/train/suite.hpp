@@ -26,6 +26,10 @@ std::vector<SweepEntry> default_sweep(int ranks);
 
 struct SweepOptions {
   int steps = 10, warmup = 3;
+  // At least this much measured time per configuration (more steps, up to max_steps):
+  // the median of a small model's steps needs more of them than a large model's.
+  double min_seconds = 0.5;
+  int max_steps = 200;
   std::string model_path;  // comm + compute model fitted in this run
   std::string level = "world";
 };

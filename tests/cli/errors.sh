@@ -23,7 +23,30 @@ cp "$model" "$work/noschema.h5"
 expect_rc 1 "$sextant" predict "$work/noschema.h5"
 one_line; contains "$err" "$work/noschema.h5"
 
+# Values no model can hold: exit 1, one line naming the file, the object and the value
+# (a NaN alpha used to print "nan s" with exit 0).
+damage() {  # damage NAME PYTHON-STATEMENT-ON-f: a copy of the model with one value changed
+  cp "$model" "$work/$1.h5"
+  "$python" -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); $2" "$work/$1.h5"
+}
+damage nan_alpha "g=f['comm/world/allreduce/float32/p2']; a=g['alpha'][()]; a[0]=float('nan'); g['alpha'][...]=a"
+expect_rc 1 "$sextant" predict "$work/nan_alpha.h5" --op allreduce --bytes 8
+one_line; contains "$err" "comm/world/allreduce/float32/p2"; contains "$err" "alpha nan"
+damage negative_beta "g=f['comm/world/pingpong/byte/p2']; b=g['beta'][()]; b[-1]=-1e-9; g['beta'][...]=b"
+expect_rc 1 "$sextant" predict "$work/negative_beta.h5" --op pingpong --bytes 8
+one_line; contains "$err" "beta -1e-09"
+damage wrong_ranks "f['comm/world/allreduce/float32/p2'].attrs['ranks']=7"
+expect_rc 1 "$sextant" predict "$work/wrong_ranks.h5" --op allreduce --bytes 8
+one_line; contains "$err" "ranks attribute 7 contradicts the group name"
+damage bad_busbw "f['comm/world/allreduce/float32/p2'].attrs['busbw_factor']=float('nan')"
+expect_rc 1 "$sextant" predict "$work/bad_busbw.h5" --op allreduce --bytes 8
+one_line; contains "$err" "busbw_factor nan"
+
 # Usage errors: exit 2, naming the option or value.
+expect_rc 2 "$sextant" predict "$model" --op allreduce --bytes 8 --ranks 0
+contains "$err" "--ranks 0"
+expect_rc 2 "$sextant" predict "$model" --train layers=2,hidden=64,heads=4,dp=2 --ranks 4
+contains "$err" "--train takes its layout"
 expect_rc 2 "$sextant" run --suite comm --sizes 4M:1
 contains "$err" "4M:1"
 expect_rc 2 "$sextant" run --suite comm --sizes 12Q

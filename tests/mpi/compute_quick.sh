@@ -92,4 +92,16 @@ assert abs(predicted / measured - 1) <= 5e-4, "prediction at a measured shape is
 PY
 expect_rc 2 "$sextant" predict "${output%.h5}.model.h5" --op gemm --shape 256,x --dtype float64
 contains "$err" "256,x"
+expect_rc 2 "$sextant" predict "${output%.h5}.model.h5" --op gemm --shape 0,512,512 --dtype float64
+contains "$err" "M=0 (must be >= 1)"
+expect_rc 2 "$sextant" predict "${output%.h5}.model.h5" --op gemm --shape -1,512,512 --dtype float64
+contains "$err" "M=-1"
+# Far beyond the measured shapes: a time, flagged as extrapolation.
+expect_rc 0 "$sextant" predict "${output%.h5}.model.h5" --op gemm --shape 100000,100000,100000 --dtype float64
+contains "$out" "EXTRAPOLATION"
+# A damaged compute part: one line naming the object and the value.
+cp "${output%.h5}.model.h5" "$work/damaged.h5"
+"$python" -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); g=f['compute/operators']; o=g[list(g)[0]]; o[list(o)[0]].attrs['e_compute']=0.0" "$work/damaged.h5"
+expect_rc 1 "$sextant" predict "$work/damaged.h5" --op gemm --shape 256,256,256 --dtype float64
+contains "$err" "e_compute 0 (must be in (0, 1])"
 echo "compute suite: ok"

@@ -345,7 +345,7 @@ TEST(TrainPlan, CountsAreTheKernelsOwn) {
         }
         EXPECT_DOUBLE_EQ(op->flops, f) << op->name;
         EXPECT_DOUBLE_EQ(op->bytes, b) << op->name;
-        EXPECT_STREQ(op->family.c_str(), t::family_of(kn)) << op->name;
+        EXPECT_EQ(op->family, t::family_of(kn)) << op->name;
 
         if (const k::KernelInfo* info = k::find_kernel(kn)) {
           EXPECT_EQ(op->family, info->family) << op->name;

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "core/machine.hpp"
+#include "core/stats.hpp"
 #include "kernels/fp_env.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/peak.hpp"
@@ -59,11 +60,7 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using sextant::stats::median;
 
 void pause_between_sides() { std::this_thread::sleep_for(std::chrono::milliseconds(150)); }
 

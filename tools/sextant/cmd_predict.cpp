@@ -1,5 +1,7 @@
 // sextant predict MODEL --op OP --bytes N [--ranks P] [--level L] [--dtype T] [--explain]
+#include <algorithm>
 #include <iostream>
+#include <limits>
 
 #include "core/units.hpp"
 #include "kernels/registry.hpp"
@@ -119,6 +121,10 @@ void predict_operator(const std::string& path, const std::string& op, const std:
       for (const auto& p : k->params) names += (names.empty() ? "" : ",") + p;
       throw UsageError("--shape '" + shape_text + "': " + op + " takes " + names);
     }
+    const bool flag = k->params[i] == "ta" || k->params[i] == "tb";
+    if (flag ? (v != 0 && v != 1) : v <= 0)
+      throw UsageError("--shape '" + shape_text + "': " + k->params[i] + "=" + std::to_string(v) +
+                       (flag ? " (0 or 1)" : " (must be >= 1)"));
     shape.dims.emplace_back(k->params[i], v);
   }
   double flops = k->flops(shape, *dtype), bytes = k->bytes(shape, *dtype);
@@ -126,6 +132,16 @@ void predict_operator(const std::string& path, const std::string& op, const std:
   auto e = compute->predict(op, dt, flops, bytes, k->family, shape.str());
   std::printf("%s %s (%s): %s  (%s-bound, %.3g GFLOP, %s moved)\n", op.c_str(), shape.str().c_str(), dt.c_str(),
               format_seconds(e.seconds).c_str(), e.bound.c_str(), flops / 1e9, format_bytes(bytes).c_str());
+  // Beyond the shapes the model was fitted on: said, as for message sizes.
+  double lo_flops = 0, hi_flops = 0;
+  for (const auto& p : compute->points)
+    if (p.kernel == op && p.dtype == dt) {
+      lo_flops = lo_flops == 0 ? p.flops : std::min(lo_flops, p.flops);
+      hi_flops = std::max(hi_flops, p.flops);
+    }
+  if (hi_flops > 0 && (flops > 2 * hi_flops || flops < lo_flops / 2))
+    std::printf("EXTRAPOLATION: %.3g GFLOP is outside the measured shapes' %.3g .. %.3g GFLOP\n", flops / 1e9,
+                lo_flops / 1e9, hi_flops / 1e9);
   if (e.model == "measured") {
     std::printf("  measured at this shape: the results' median (no model needed)\n");
   } else if (const auto* m = e.calibrated ? compute->find(e.model, dt) : nullptr) {
@@ -165,7 +181,12 @@ void register_predict(CLI::App& app, Context&) {
   cmd->add_option("--dp-level", a->levels.dp, "comm level of data-parallel traffic");
   cmd->add_option("--pp-level", a->levels.pp, "comm level of pipeline traffic");
   cmd->callback([a] {
-    if (!a->train.empty()) return predict_train(a->model, a->train, a->levels);
+    if (!a->train.empty()) {
+      if (a->ranks_given || !a->bytes.empty() || !a->shape.empty() || !a->op.empty())
+        throw UsageError("--train takes its layout (dp, tp, pp) from the configuration: not with --op, --bytes, "
+                         "--shape or --ranks");
+      return predict_train(a->model, a->train, a->levels);
+    }
     if (!a->shape.empty()) return predict_operator(a->model, a->op, a->shape, a->dtype);
     auto m = model::CommModel::read(a->model);
     if (a->op.empty()) {
@@ -224,7 +245,7 @@ void register_predict(CLI::App& app, Context&) {
         std::printf("  gap         between two fitted ranges: time interpolated between their ends (geometrically)\n");
       std::printf("  alpha       %s, 95%% CI [%s, %s]; 1/beta %.3f GB/s\n", format_seconds(s.alpha).c_str(),
                   format_seconds(s.alpha_ci.lo).c_str(), format_seconds(s.alpha_ci.hi).c_str(),
-                  s.beta > 0 ? 1e-9 / s.beta : 0.0);
+                  s.beta > 0 ? 1e-9 / s.beta : std::numeric_limits<double>::infinity());
     }
     std::printf("  alpha part  %s\n", format_seconds(p.alpha_part).c_str());
     std::printf("  beta part   %s\n", format_seconds(p.beta_part).c_str());

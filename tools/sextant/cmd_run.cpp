@@ -180,7 +180,10 @@ long long run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts
   train::SweepOptions so;
   so.model_path = model_path;
   if (a.quick) so.steps = 8;
-  if (a.steps > 0) so.steps = a.steps;
+  if (a.steps > 0) {  // exactly the steps asked for
+    so.steps = a.steps;
+    so.min_seconds = 0;
+  }
   train::run_train_sweep(rt, sweep, so, results.get());
   return wrong;
 }
@@ -212,7 +215,8 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("--dense", args->dense,
                   "train: GEMMs by portable (sextant's Kokkos kernels) or vendor (BLAS via Kokkos Kernels; the "
                   "default where built)");
-  cmd->add_option("--steps", args->steps, "train: measured steps per configuration");
+  cmd->add_option("--steps", args->steps,
+                  "train: measured steps per configuration (default: 10, 8 with --quick, more until 0.5 s)");
   cmd->add_option("--op", args->op, "reduction: sum | max | min");
   cmd->add_option("--levels", args->levels, "world,intra,inter");
   cmd->add_option("--check", args->check, "validated iterations per size (0 disables)")
