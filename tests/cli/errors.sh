@@ -79,6 +79,12 @@ contains "$err" "$work/nosuch.h5"
 expect_rc 1 "$sextant" fit "$model"
 contains "$err" "expected 'sextant.results'"
 
+# An existing results file is never truncated by a new run unless --overwrite says so.
+cp "$model" "$work/existing.h5"
+expect_rc 2 "$sextant" run --suite comm --quick --collectives pingpong -o "$work/existing.h5"
+contains "$err" "exists; sextant run replaces a results file only with --overwrite"
+cmp -s "$model" "$work/existing.h5" || fail "the existing file was changed"
+
 # An output that cannot be written is an error before anything is measured.
 expect_rc 1 "$sextant" run --suite comm --quick --collectives pingpong --json /proc/nope.json -o "$work/j.h5"
 contains "$err" "/proc/nope.json: cannot write the JSON output"

@@ -11,7 +11,7 @@ want=0
 for c in "${checks[@]}"; do [ "$c" = "--wrong" ] && want=1; done
 mkdir -p "$(dirname "$output")"
 start=$(date +%s)
-expect_rc $want timeout 280 mpiexec.mpich -n "$ranks" "$sextant" run --suite comm -o "$output" "$@"
+expect_rc $want timeout 280 mpiexec.mpich -n "$ranks" "$sextant" run --suite comm --overwrite -o "$output" "$@"
 echo "$out" | head -40
 echo "elapsed $(( $(date +%s) - start )) s"
 if [ "$(oversubscribed "$sextant" "$ranks")" = 1 ]; then

@@ -7,7 +7,7 @@ source "$(dirname "$0")/../lib.sh"
 sextant=$1 python=$2 output=$3
 mkdir -p "$(dirname "$output")"
 start=$(date +%s)
-expect_rc 0 timeout 280 mpiexec.mpich -n 1 "$sextant" run --suite compute --quick -o "$output"
+expect_rc 0 timeout 280 mpiexec.mpich -n 1 "$sextant" run --suite compute --quick --overwrite -o "$output"
 echo "compute --quick: $(( $(date +%s) - start )) s"
 contains "$out" "gemm"
 if grep -qE ' NO$' <<<"$out"; then fail "a kernel failed validation: $(grep -E ' NO$' <<<"$out")"; fi

@@ -10,7 +10,7 @@ sextant=$1 python=$2 output=$3
 mkdir -p "$(dirname "$output")"
 rm -f "$output"
 start=$(date +%s)
-expect_rc 0 timeout 500 mpiexec.mpich -n 4 "$sextant" run --suite train --quick --steps 4 \
+expect_rc 0 timeout 500 mpiexec.mpich -n 4 "$sextant" run --suite train --quick --overwrite --steps 4 \
   --configs dp2_tp2_pp14.small,tp2_pp24.small -o "$output"
 echo "$out" | sed -n '/^# training proxy/,$p'
 echo "train --quick, 4 ranks: $(( $(date +%s) - start )) s"

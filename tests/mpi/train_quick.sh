@@ -8,7 +8,7 @@ source "$(dirname "$0")/../lib.sh"
 sextant=$1 python=$2 output=$3
 mkdir -p "$(dirname "$output")"
 start=$(date +%s)
-expect_rc 0 timeout 280 mpiexec.mpich -n 2 "$sextant" run --suite train --quick -o "$output"
+expect_rc 0 timeout 280 mpiexec.mpich -n 2 "$sextant" run --suite train --quick --overwrite -o "$output"
 echo "$out" | tail -12
 echo "train --quick: $(( $(date +%s) - start )) s"
 grep -qE '^median \|error\| [0-9.]+%  max \|error\| [0-9.]+%$' <<<"$out" || fail "no summary line"

@@ -8,7 +8,7 @@ source "$(dirname "$0")/../lib.sh"
 sextant=$1 python=$2 here=$(dirname "$0")
 
 for n in 2 3; do
-  expect_rc 0 timeout 120 mpiexec.mpich -n "$n" "$sextant" run --suite comm --quick \
+  expect_rc 0 timeout 120 mpiexec.mpich -n "$n" "$sextant" run --suite comm --quick --overwrite \
     --collectives allreduce,pingpong -o "$work/r$n.h5"
 done
 

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 sextant=${SEXTANT:-$here/../../build/release/tools/sextant}
 out=${1:-$(mktemp -d)/operators.h5}
 if [ ! -f "$out" ]; then
-  timeout 900 mpiexec.mpich -n 2 "$sextant" run --suite train --quick -o "$out" >/dev/null
+  timeout 900 mpiexec.mpich -n 2 "$sextant" run --suite train --quick --overwrite -o "$out" >/dev/null
 fi
 echo "results: $out"
 "$sextant" fit "$out" --holdout | sed -n '/operator models/,$p'

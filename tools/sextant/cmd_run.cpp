@@ -20,7 +20,7 @@ namespace {
 struct RunArgs {
   std::string suite = "comm";
   std::string output;
-  bool quick = false;
+  bool quick = false, overwrite = false;
   std::string sizes, sync = "barrier", benchmarks, dtypes = "float32", op = "sum", levels = "world",
                      memory = "host", wait;
   double factor = 0;
@@ -196,6 +196,7 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("--suite", args->suite, "comm | compute | train")->check(CLI::IsMember({"comm", "compute", "train"}));
   cmd->add_option("-o,--output", args->output, "results file (default results/<host>-<UTC time>.h5)");
   cmd->add_flag("--quick", args->quick, "short sweep for smoke runs and CI");
+  cmd->add_flag("--overwrite", args->overwrite, "replace an existing results file (-o)");
   cmd->add_option("-m,--sizes", args->sizes, "MIN:MAX message sizes in bytes (K/M/G suffixes)")
       ->each([args](const std::string&) { args->sizes_given = true; });
   cmd->add_option("-f,--factor", args->factor, "size step factor (default 2)");
@@ -238,6 +239,13 @@ void register_run(CLI::App& app, Context& ctx) {
         if (rt.is_root()) std::filesystem::create_directories("results");
         path = "results/" + default_results_name(rt.machine().hostname);
       }
+      // Results are written as they are measured, so an existing file would be truncated
+      // before the new run has measured anything: refused unless asked for. Decided on
+      // rank 0 (the writer), for every rank.
+      int exists = rt.is_root() && !args->overwrite && std::filesystem::exists(path) ? 1 : 0;
+      SEXTANT_MPI_CHECK(MPI_Bcast(&exists, 1, MPI_INT, 0, MPI_COMM_WORLD));
+      if (exists)
+        throw UsageError("-o " + path + ": exists; sextant run replaces a results file only with --overwrite");
       std::unique_ptr<ResultsFile> results;
       if (rt.is_root()) {
         results = std::make_unique<ResultsFile>(path, rt.provenance());
