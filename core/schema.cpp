@@ -1,5 +1,7 @@
 #include "core/schema.hpp"
 
+#include <cstdio>
+
 namespace sextant {
 
 const std::vector<std::string>& provenance_field_names() {
@@ -39,6 +41,16 @@ Provenance read_provenance(const h5::Group& meta) {
     for (const auto& name : env.attr_names()) p.environment[name] = env.attr_string(name);
   }
   return p;
+}
+
+void require_value(bool ok, const h5::Object& object, const std::string& what) {
+  if (!ok) throw Error(object.where() + ": " + what);
+}
+
+std::string format_value(double x) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%g", x);
+  return s;
 }
 
 std::string rank_group(long long ranks) {

@@ -47,6 +47,12 @@ struct RankGroup {
 void for_each_rank_group(const h5::Group& root, const std::string& top,
                          const std::function<void(const RankGroup&)>& visit);
 
+// Values read from a file, checked where they are read: a check that fails throws
+// Error naming the object and what is wrong with the value (a damaged or hand-edited
+// file is one line, never a NaN or a negative time printed later).
+void require_value(bool ok, const h5::Object& object, const std::string& what);
+std::string format_value(double x);  // as such a message shows a number ("%g")
+
 // Opens a file and checks that it is of this schema and version, with the required
 // objects. Every failure says which file and what is wrong, on one line.
 h5::File open_checked(const std::string& path, const Schema& schema,

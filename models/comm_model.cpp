@@ -50,24 +50,14 @@ void write_fit(h5::Group g, const CommFit& f) {
   g.write("points", col([](const Segment& s) { return static_cast<double>(s.points); }));
 }
 
-// What a model may hold, checked where it is read (one place for the comm part): a
-// value outside it is a damaged or hand-edited file, named with the object and the
-// value, never a NaN or negative time printed later.
-void require(bool ok, const h5::Group& g, const std::string& what) {
-  if (!ok) throw Error(g.where() + ": " + what);
-}
+// What the comm part may hold is checked where it is read (require_value).
 bool finite_nonnegative(double x) { return std::isfinite(x) && x >= 0; }
-std::string num(double x) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%g", x);
-  return s;
-}
 // The group p<N> holds the fits for N ranks: its `ranks` attribute must say the same.
 void require_ranks(const h5::Group& g, long long ranks) {
-  require(ranks >= 1, g, "ranks " + std::to_string(ranks) + " (must be >= 1)");
+  require_value(ranks >= 1, g, "ranks " + std::to_string(ranks) + " (must be >= 1)");
   const std::string& path = g.path();
   const std::string leaf = path.substr(path.rfind('/') + 1);
-  require(leaf == rank_group(ranks), g, "ranks attribute " + std::to_string(ranks) + " contradicts the group name");
+  require_value(leaf == rank_group(ranks), g, "ranks attribute " + std::to_string(ranks) + " contradicts the group name");
 }
 
 CommFit read_fit(const h5::Group& g, const std::string& level, const std::string& bench, const std::string& dtype) {
@@ -94,18 +84,18 @@ CommFit read_fit(const h5::Group& g, const std::string& level, const std::string
     if (v->size() != lo.size()) throw Error(g.where() + ": segment datasets differ in length");
   if (lo.empty()) throw Error(g.where() + ": no segments");
   require_ranks(g, f.ranks);
-  require(finite_nonnegative(f.busbw_factor), g, "busbw_factor " + num(f.busbw_factor));
-  require(std::isfinite(f.data_bytes_per_byte) && f.data_bytes_per_byte > 0, g,
-          "data_bytes_per_byte " + num(f.data_bytes_per_byte));
-  require(finite_nonnegative(f.bytes_min) && std::isfinite(f.bytes_max) && f.bytes_min <= f.bytes_max, g,
-          "fitted range " + num(f.bytes_min) + " .. " + num(f.bytes_max) + " bytes");
+  require_value(finite_nonnegative(f.busbw_factor), g, "busbw_factor " + format_value(f.busbw_factor));
+  require_value(std::isfinite(f.data_bytes_per_byte) && f.data_bytes_per_byte > 0, g,
+          "data_bytes_per_byte " + format_value(f.data_bytes_per_byte));
+  require_value(finite_nonnegative(f.bytes_min) && std::isfinite(f.bytes_max) && f.bytes_min <= f.bytes_max, g,
+          "fitted range " + format_value(f.bytes_min) + " .. " + format_value(f.bytes_max) + " bytes");
   for (std::size_t i = 0; i < lo.size(); ++i) {
     const std::string seg = "segment " + std::to_string(i) + ": ";
-    require(finite_nonnegative(lo[i]) && std::isfinite(hi[i]) && lo[i] <= hi[i] && (i == 0 || lo[i] >= hi[i - 1]), g,
-            seg + "sizes " + num(lo[i]) + " .. " + num(hi[i]) + " (must be ascending, not overlapping)");
-    require(finite_nonnegative(a[i]), g, seg + "alpha " + num(a[i]) + " s (must be finite, >= 0)");
-    require(finite_nonnegative(b[i]), g, seg + "beta " + num(b[i]) + " s/B (must be finite, >= 0)");
-    require(a[i] + b[i] * hi[i] > 0, g, seg + "alpha and beta both 0: no time at all");
+    require_value(finite_nonnegative(lo[i]) && std::isfinite(hi[i]) && lo[i] <= hi[i] && (i == 0 || lo[i] >= hi[i - 1]), g,
+            seg + "sizes " + format_value(lo[i]) + " .. " + format_value(hi[i]) + " (must be ascending, not overlapping)");
+    require_value(finite_nonnegative(a[i]), g, seg + "alpha " + format_value(a[i]) + " s (must be finite, >= 0)");
+    require_value(finite_nonnegative(b[i]), g, seg + "beta " + format_value(b[i]) + " s/B (must be finite, >= 0)");
+    require_value(a[i] + b[i] * hi[i] > 0, g, seg + "alpha and beta both 0: no time at all");
     f.fit.segments.push_back({lo[i], hi[i], a[i], b[i], {alo[i], ahi[i]}, {blo[i], bhi[i]}, r2[i], rms[i],
                               static_cast<std::size_t>(pts[i])});
   }
@@ -157,12 +147,12 @@ AlgorithmFit read_algorithm_fit(const h5::Group& g, const std::string& level, co
       ties.size() != lo.size())
     throw Error(g.where() + ": range datasets differ in length");
   require_ranks(g, a.ranks);
-  require(a.link_ranks >= 1, g, "link_ranks " + std::to_string(a.link_ranks));
-  require(finite_nonnegative(a.gamma), g, "gamma " + num(a.gamma) + " s/B (must be finite, >= 0)");
+  require_value(a.link_ranks >= 1, g, "link_ranks " + std::to_string(a.link_ranks));
+  require_value(finite_nonnegative(a.gamma), g, "gamma " + format_value(a.gamma) + " s/B (must be finite, >= 0)");
   for (std::size_t i = 0; i < lo.size(); ++i) {
-    require(std::isfinite(cal[i]) && cal[i] > 0, g, "range " + std::to_string(i) + ": calibration " + num(cal[i]));
-    require(finite_nonnegative(lo[i]) && std::isfinite(hi[i]) && lo[i] <= hi[i], g,
-            "range " + std::to_string(i) + ": sizes " + num(lo[i]) + " .. " + num(hi[i]));
+    require_value(std::isfinite(cal[i]) && cal[i] > 0, g, "range " + std::to_string(i) + ": calibration " + format_value(cal[i]));
+    require_value(finite_nonnegative(lo[i]) && std::isfinite(hi[i]) && lo[i] <= hi[i], g,
+            "range " + std::to_string(i) + ": sizes " + format_value(lo[i]) + " .. " + format_value(hi[i]));
     if (!find_algorithm(base_op(bench), names[i]))
       throw Error(g.where() + ": unknown algorithm '" + names[i] + "' for " + bench);
     a.ranges.push_back({lo[i], hi[i], names[i], cal[i], err[i], split_list(ties[i])});
@@ -306,7 +296,7 @@ CommModel CommModel::read(const std::string& model_path) {
       m.loggp.push_back({level, static_cast<int>(g.attr_int("ranks")), g.attr_double("L_plus_2o"),
                          g.attr_double("g"), g.attr_double("G")});
       const auto& l = m.loggp.back();
-      require(l.ranks >= 1 && finite_nonnegative(l.L_plus_2o) && finite_nonnegative(l.g) && finite_nonnegative(l.G), g,
+      require_value(l.ranks >= 1 && finite_nonnegative(l.L_plus_2o) && finite_nonnegative(l.g) && finite_nonnegative(l.G), g,
               "LogGP parameters must be finite and >= 0 (ranks >= 1)");
     }
   }

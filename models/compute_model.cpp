@@ -127,21 +127,7 @@ ComputeModel ComputeModel::fit_results(const std::string& results_path) {
   return m;
 }
 
-namespace {
-
-// What the compute part may hold, checked where it is read: a value outside it is a
-// damaged or hand-edited file, named with the object and the value.
-void require(bool ok, const h5::Group& g, const std::string& what) {
-  if (!ok) throw Error(g.where() + ": " + what);
-}
-std::string num(double x) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%g", x);
-  return s;
-}
-
-}  // namespace
-
+// What the compute part may hold is checked where it is read (require_value).
 std::optional<ComputeModel> ComputeModel::read(const std::string& model_path) {
   h5::File file = open_checked(model_path, model_schema);
   if (!file.has("compute")) return std::nullopt;
@@ -157,12 +143,12 @@ std::optional<ComputeModel> ComputeModel::read(const std::string& model_path) {
   if (lo.size() != names.size() || hi.size() != names.size() || bw.size() != names.size())
     throw Error(ceil.where() + ": memory level datasets differ in length");
   for (const auto& [dtype, peak] : m.ceilings.peak_flops)
-    require(std::isfinite(peak) && peak > 0, ceil, "peak_flops_" + dtype + " " + num(peak) + " (must be > 0)");
+    require_value(std::isfinite(peak) && peak > 0, ceil, "peak_flops_" + dtype + " " + format_value(peak) + " (must be > 0)");
   for (std::size_t i = 0; i < names.size(); ++i) {
-    require(std::isfinite(bw[i]) && bw[i] > 0, ceil, "level " + names[i] + ": bandwidth " + num(bw[i]));
-    require(std::isfinite(lo[i]) && std::isfinite(hi[i]) && 0 <= lo[i] && lo[i] <= hi[i] &&
+    require_value(std::isfinite(bw[i]) && bw[i] > 0, ceil, "level " + names[i] + ": bandwidth " + format_value(bw[i]));
+    require_value(std::isfinite(lo[i]) && std::isfinite(hi[i]) && 0 <= lo[i] && lo[i] <= hi[i] &&
                 (i == 0 || lo[i] >= lo[i - 1]),
-            ceil, "level " + names[i] + ": working sets " + num(lo[i]) + " .. " + num(hi[i]) + " (must ascend)");
+            ceil, "level " + names[i] + ": working sets " + format_value(lo[i]) + " .. " + format_value(hi[i]) + " (must ascend)");
     m.ceilings.memory.push_back({names[i], lo[i], hi[i], bw[i], 0});
   }
   for (const auto& name : ceil.attr_names())
@@ -182,9 +168,9 @@ std::optional<ComputeModel> ComputeModel::read(const std::string& model_path) {
       o.t0 = g.attr_double("t0");
       o.median_rel_error = g.attr_double("median_rel_error");
       o.shapes = static_cast<std::size_t>(g.attr_int("shapes"));
-      require(o.e_compute > 0 && o.e_compute <= 1, g, "e_compute " + num(o.e_compute) + " (must be in (0, 1])");
-      require(o.e_memory > 0 && o.e_memory <= 1, g, "e_memory " + num(o.e_memory) + " (must be in (0, 1])");
-      require(std::isfinite(o.t0) && o.t0 >= 0, g, "t0 " + num(o.t0) + " s (must be finite, >= 0)");
+      require_value(o.e_compute > 0 && o.e_compute <= 1, g, "e_compute " + format_value(o.e_compute) + " (must be in (0, 1])");
+      require_value(o.e_memory > 0 && o.e_memory <= 1, g, "e_memory " + format_value(o.e_memory) + " (must be in (0, 1])");
+      require_value(std::isfinite(o.t0) && o.t0 >= 0, g, "t0 " + format_value(o.t0) + " s (must be finite, >= 0)");
       m.operators.push_back(o);
     }
   }
@@ -195,10 +181,10 @@ std::optional<ComputeModel> ComputeModel::read(const std::string& model_path) {
     auto flops = p.dataset("flops").read_doubles(), bytes = p.dataset("bytes").read_doubles();
     auto sec = p.dataset("seconds").read_doubles();
     for (std::size_t i = 0; i < kernel.size() && i < sec.size(); ++i) {
-      require(std::isfinite(sec[i]) && sec[i] > 0 && std::isfinite(flops[i]) && flops[i] >= 0 &&
+      require_value(std::isfinite(sec[i]) && sec[i] > 0 && std::isfinite(flops[i]) && flops[i] >= 0 &&
                   std::isfinite(bytes[i]) && bytes[i] >= 0,
-              p, "point " + kernel[i] + " " + shape[i] + ": seconds " + num(sec[i]) + ", flops " + num(flops[i]) +
-                     ", bytes " + num(bytes[i]));
+              p, "point " + kernel[i] + " " + shape[i] + ": seconds " + format_value(sec[i]) + ", flops " + format_value(flops[i]) +
+                     ", bytes " + format_value(bytes[i]));
       m.points.push_back({kernel[i], family[i], dtype[i], shape[i], flops[i], bytes[i], sec[i]});
     }
   }
