@@ -210,8 +210,14 @@ std::vector<MeasuredGroup> read_comm_results(const std::string& results_path, Pr
     m.busbw_factor = g.attr_double("busbw_factor");
     // Bandwidth benchmarks time a window of messages: model one message of the stream.
     double window = g.has_attr("window") ? std::max<double>(1, static_cast<double>(g.attr_int("window"))) : 1;
+    std::vector<std::string> reasons;
+    if (g.has("unmeasured")) reasons = g.dataset("unmeasured").read_strings();
     for (std::size_t i = 0; i < bytes.size(); ++i) {
-      if (valid[i] < 1 || !(median[i] > 0)) continue;
+      if (valid[i] < 1 || !(median[i] > 0)) {
+        if (m.unmeasured++ == 0)
+          m.unmeasured_reason = i < reasons.size() && !reasons[i].empty() ? reasons[i] : "no valid repetition";
+        continue;
+      }
       const double rel_sigma =
           ci_lo.size() == bytes.size() && ci_hi.size() == bytes.size() ? (ci_hi[i] - ci_lo[i]) / (2 * 1.96 * median[i]) : 0;
       m.points.push_back({bytes[i], data_bytes[i] / window, median[i] / window, std::max(rel_sigma, 0.0)});
@@ -227,6 +233,9 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
   m.source_file = results_path;
   std::vector<std::vector<Measured>> measured;  // per fit, for the algorithm view
   for (auto& g : read_comm_results(results_path, &m.source)) {
+    if (g.unmeasured)
+      std::fprintf(stderr, "sextant fit: WARNING: %s: %zu sizes not measured, left out (%s)\n", g.where.c_str(),
+                   g.unmeasured, g.unmeasured_reason.c_str());
     if (g.points.size() < options.min_points()) {
       std::fprintf(stderr, "sextant fit: %s: %zu usable sizes, too few to fit: skipped\n", g.where.c_str(),
                    g.points.size());

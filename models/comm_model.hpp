@@ -72,6 +72,8 @@ struct MeasuredGroup {
   bool oversubscribed = false;
   double busbw_factor = 1, data_bytes_per_byte = 1;
   std::vector<Measured> points;
+  std::size_t unmeasured = 0;   // sizes stored without a time (left out of the points)
+  std::string unmeasured_reason;  // the first one's, as the run stored it
   std::vector<Point> hockney_points() const {
     std::vector<Point> p;
     for (const auto& m : points) p.push_back({m.bytes, m.seconds, m.rel_sigma});

@@ -211,7 +211,12 @@ class Sweep {
         t[k] = (MPI_Wtime() - t0) / b.time_divisor;
       } else {
         double target = start + static_cast<double>(k) * window - clock.offset;  // local clock
-        bool late = MPI_Wtime() > target;
+        bool forced_late = rt_.rank() == o_.late_rank;
+        if (forced_late && o_.late_seconds > 0) {
+          for (double until = MPI_Wtime() + o_.late_seconds; MPI_Wtime() < until;) {}
+          forced_late = false;
+        }
+        bool late = forced_late || MPI_Wtime() > target;
         while (MPI_Wtime() < target)
           if (wait_ == WaitMode::yield) sched_yield();
         run_once(b, c);
@@ -284,16 +289,65 @@ class Sweep {
       window = 2 * window + 4 * clock.residual + 5e-6;
     }
 
-    stats::StopRule rule{o_.rel_ci_half_width, o_.budget_seconds, o_.min_iterations, o_.max_iterations};
+    // Window mode: a size whose starts are (nearly) all late widens its window and tries
+    // again; one that still cannot be measured is stored as missing, with the reason.
+    constexpr int max_attempts = 3;
+    const std::size_t needed = std::min<std::size_t>(3, o_.max_iterations);  // valid repetitions for a median
     std::vector<double> collective;  // valid collective times, root only
-    double t_begin = MPI_Wtime();
-    std::size_t batch = std::max<std::size_t>(o_.min_iterations, 1);
+    for (int attempt = 1;; ++attempt) {
+      window = time_until_stop(b, cases, clock, window, s, collective);
+      int retry = is_root() && o_.sync == SyncMode::window && collective.size() < needed && attempt < max_attempts;
+      bcast(&retry, 1, MPI_INT, 0, comm_, wait_);
+      if (!retry) break;
+      window *= 4;
+    }
+    s.sync_window = o_.sync == SyncMode::window ? window : nan;
+    if (is_root()) {
+      s.valid = collective.size();
+      if (collective.size() < needed) {
+        char why[160];
+        std::snprintf(why, sizeof why, "%zu of %zu starts on time in window mode (%d attempts, window widened to %.3g s)",
+                      collective.size(), s.total, max_attempts, window);
+        s.unmeasured = why;
+        s.time = not_measured();
+        s.algbw = s.busbw = nan;
+      } else {
+        s.time = stats::summarize(collective);
+        if (s.time.median > 0) {
+          s.algbw = s.data_bytes / s.time.median;
+          s.busbw = s.algbw * b.busbw_factor(size_);
+        }
+      }
+    }
+    int missing = is_root() && !s.unmeasured.empty();
+    bcast(&missing, 1, MPI_INT, 0, comm_, wait_);
+    if (b.nonblocking && !missing) measure_overlap(b, cases, s);
+    if (missing) s.overlapped = s.compute = s.overlap_percent = nan;
+    return s;
+  }
+
+  static stats::Summary not_measured() {
+    stats::Summary t;
+    t.min = t.max = t.mean = t.median = t.ci_lo = t.ci_hi = t.p5 = t.p95 = t.p99 = t.cv = nan;
+    return t;
+  }
+
+  // Batches of iterations until the stop rule (precision, budget or iteration cap) is met;
+  // appends to s's counts and samples and, on the root, the valid collective times.
+  // Returns the window (widened while too many starts are late).
+  double time_until_stop(const Benchmark& b, std::vector<Case>& cases, const ClockSync& clock, double window,
+                         SizeResult& s, std::vector<double>& collective) {
+    stats::StopRule rule{o_.rel_ci_half_width, o_.budget_seconds, o_.min_iterations, o_.max_iterations};
+    const double t_begin = MPI_Wtime();
+    const std::size_t first_batch = std::max<std::size_t>(o_.min_iterations, 1);
+    std::size_t done = 0, batch = first_batch;
     for (;;) {
-      batch = std::min(batch, o_.max_iterations - s.total);
+      batch = std::min(batch, o_.max_iterations - done);
       auto local = time_batch(b, cases, s.total, batch, clock, window);
       std::vector<double> all(is_root() ? batch * static_cast<std::size_t>(size_) : 1);
       gather(local.data(), static_cast<int>(batch), MPI_DOUBLE, all.data(), 0, comm_, wait_);
       int verdict = 0;  // 0 go on, else 1 + StopReason
+      bool mostly_late = false;
       if (is_root()) {
         std::size_t late_in_batch = 0;
         for (std::size_t k = 0; k < batch; ++k) {
@@ -308,34 +362,27 @@ class Sweep {
           if (valid) collective.push_back(worst);
           else ++late_in_batch;
         }
-        s.total += batch;
         s.late += late_in_batch;
         if (auto stop = stats::should_stop(rule, collective, MPI_Wtime() - t_begin)) verdict = 1 + static_cast<int>(*stop);
-        if (!verdict && s.total >= o_.max_iterations) verdict = 1 + static_cast<int>(stats::StopReason::iteration_cap);
-        if (late_in_batch * 2 > batch) window *= 2;  // too many late starts: widen the window
+        if (!verdict && done + batch >= o_.max_iterations) verdict = 1 + static_cast<int>(stats::StopReason::iteration_cap);
+        mostly_late = late_in_batch * 2 > batch;
+        if (mostly_late) window *= 2;  // too many late starts: widen the window
       }
-      double shared[2] = {static_cast<double>(verdict), window};
-      bcast(shared, 2, MPI_DOUBLE, 0, comm_, wait_);
+      double shared[3] = {static_cast<double>(verdict), window, static_cast<double>(mostly_late)};
+      bcast(shared, 3, MPI_DOUBLE, 0, comm_, wait_);
       verdict = static_cast<int>(shared[0]);
       window = shared[1];
-      if (!is_root()) s.total += batch;
+      done += batch;
+      s.total += batch;
       if (verdict) {
         s.stop = static_cast<stats::StopReason>(verdict - 1);
-        break;
+        return window;
       }
-      batch = std::min<std::size_t>(batch * 2, 200);
+      // Grow batches only while the window holds: late batches are spent finding it.
+      batch = shared[2] != 0 ? first_batch : std::min<std::size_t>(batch * 2, 200);
     }
-    if (is_root()) {
-      s.valid = collective.size();
-      s.time = stats::summarize(collective);
-      if (s.time.median > 0) {
-        s.algbw = s.data_bytes / s.time.median;
-        s.busbw = s.algbw * b.busbw_factor(size_);
-      }
-    }
-    if (b.nonblocking) measure_overlap(b, cases, s);
-    return s;
   }
+
 
   // OMB-NBC: compute for as long as the pure operation takes, overlapped with it.
   void measure_overlap(const Benchmark& b, std::vector<Case>& cases, SizeResult& s) {
@@ -386,6 +433,12 @@ void print_header(const BenchmarkResult& r, const Options& o) {
 }
 
 void print_row(const SizeResult& s, const Benchmark& b) {
+  if (!s.unmeasured.empty()) {
+    std::printf("%12llu %10llu %11s  not measured: %s\n", (unsigned long long)s.bytes, (unsigned long long)s.count, "-",
+                s.unmeasured.c_str());
+    std::fflush(stdout);
+    return;
+  }
   char ci[64];
   std::snprintf(ci, sizeof ci, "[%.3f, %.3f]", s.time.ci_lo * 1e6, s.time.ci_hi * 1e6);
   std::printf("%12llu %10llu %11.3f %23s %11.3f %11.3f %10.3f %10.3f %8lld %6zu %-9s", (unsigned long long)s.bytes,
@@ -411,7 +464,8 @@ nlohmann::json to_json(const BenchmarkResult& r, const Options& o) {
                           {"p95_s", s.time.p95},      {"p99_s", s.time.p99},     {"cv", s.time.cv},
                           {"algbw_Bps", s.algbw},     {"busbw_Bps", s.busbw},    {"wrong", s.wrong},
                           {"wrong_in_place", s.wrong_in_place}, {"valid", s.valid}, {"total", s.total},
-                          {"stop", stats::to_string(s.stop)}});
+                          {"stop", stats::to_string(s.stop)}, {"sync_window_s", s.sync_window},
+                          {"unmeasured", s.unmeasured}});
   }
   return j;
 }
@@ -486,6 +540,10 @@ void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o
   g.write("wrong", icolumn([](const SizeResult& s) { return s.wrong; }));
   g.write("wrong_in_place", icolumn([](const SizeResult& s) { return s.wrong_in_place; }));
   g.write("clock_residual", column([](const SizeResult& s) { return s.clock_residual; }));
+  g.write("sync_window", column([](const SizeResult& s) { return s.sync_window; }));
+  std::vector<std::string> unmeasured;
+  for (const auto& s : r.sizes) unmeasured.push_back(s.unmeasured);
+  g.write("unmeasured", unmeasured);
   std::vector<std::string> stops;
   for (const auto& s : r.sizes) stops.emplace_back(stats::to_string(s.stop));
   g.write("stop_reason", stops);
@@ -514,7 +572,7 @@ void write_json(const std::string& path, const nlohmann::json& doc) {
   if (!out) throw Error(path + ": cannot write the JSON output (" + std::strerror(errno) + ")");
 }
 
-long long run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
+Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
   WaitMode wait = o.wait.value_or(rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
   if (rt.is_root() && !o.json_path.empty()) write_json(o.json_path, nlohmann::json::array());  // writable? before measuring
   if (rt.is_root() && rt.oversubscribed())
@@ -545,7 +603,7 @@ long long run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
     }
   double t_start = MPI_Wtime();
   nlohmann::json json = nlohmann::json::array();
-  long long wrong_here = 0;
+  long long counts_here[2] = {0, 0};  // wrong values, unmeasured sizes
 
   for (auto level : o.levels) {
     MPI_Comm comm = level_comm(rt, level);
@@ -583,7 +641,11 @@ long long run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
                          eta_text(eta).c_str());
           };
           r = sweep.run(*b, level, dtype, sizes, on_size);
-          for (const auto& s : r.sizes) wrong_here += comm_rank(comm) == 0 ? s.wrong + s.wrong_in_place : 0;
+          if (comm_rank(comm) == 0)
+            for (const auto& s : r.sizes) {
+              counts_here[0] += s.wrong + s.wrong_in_place;
+              counts_here[1] += !s.unmeasured.empty();
+            }
           if (rt.is_root()) {
             std::printf("\n");
             if (results) write_results(*results, r, o, rt.oversubscribed());
@@ -601,9 +663,9 @@ long long run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
     }
     MPI_Comm_free(&comm);
   }
-  long long wrong_total = 0;
-  allreduce(&wrong_here, &wrong_total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, wait);
-  return wrong_total;
+  long long counts[2] = {0, 0};
+  allreduce(counts_here, counts, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, wait);
+  return {counts[0], counts[1]};
 }
 
 }  // namespace sextant::comm

@@ -46,6 +46,10 @@ struct Options {
   std::optional<WaitMode> wait;  // default: yield when oversubscribed
   std::string json_path;
   int corrupt_rank = -1;         // test hook: this rank corrupts its received data
+  // Test hook for window synchronisation: this rank starts late, by late_seconds before
+  // every start (the window must widen past it), or always when late_seconds is 0.
+  int late_rank = -1;
+  double late_seconds = 0;
 };
 
 // Applies --quick: a short sweep for smoke runs and CI.
@@ -62,6 +66,8 @@ struct SizeResult {
   long long wrong = 0, wrong_in_place = 0;
   double algbw = 0, busbw = 0;     // bytes/s from the median
   double clock_residual = 0;       // window mode
+  double sync_window = 0;          // window mode: the last window used, seconds (NaN in barrier mode)
+  std::string unmeasured;          // why no time could be measured ("" = measured); time is then NaN
   // Non-blocking benchmarks (OMB-NBC definitions), NaN otherwise.
   double overlapped = 0, compute = 0, overlap_percent = 0;
 };
@@ -74,9 +80,14 @@ struct BenchmarkResult {
   std::vector<SizeResult> sizes;
 };
 
-// Runs every selected benchmark; returns the total number of wrong values seen
-// on all ranks (the caller turns it into the exit status).
-long long run_comm_suite(Runtime& rt, const Options& options, ResultsFile* results);
+// What a run found beyond its numbers, on all ranks; the caller turns it into the exit status.
+struct Outcome {
+  long long wrong = 0;       // wrong values received
+  long long unmeasured = 0;  // sizes stored as missing (no valid repetition)
+};
+
+// Runs every selected benchmark.
+Outcome run_comm_suite(Runtime& rt, const Options& options, ResultsFile* results);
 
 // Writes one benchmark's results under comm/<level>/<benchmark>/<dtype>/p<ranks>.
 void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o, bool oversubscribed);

@@ -1,6 +1,7 @@
 """Checks a comm-suite results file with h5py alone (independent of sextant's reader).
 
 usage: check_results.py FILE --ranks N [--all] [--oversubscribed] [--wrong] [--window] [--levels L,...]
+                        [--late-rank R [--widened SECONDS]]
 """
 import argparse
 import math
@@ -15,7 +16,7 @@ ALL = ["pingpong", "bandwidth", "bibandwidth", "multi_latency", "multi_bandwidth
 PROVENANCE = ["host", "cpu_model", "cores", "mpi_library", "mpi_version", "kokkos_version", "kokkos_backend",
               "compiler", "git_revision", "command_line", "date_utc", "rank_placement"]
 STATS = ["bytes", "count", "median", "ci_lo", "ci_hi", "min", "mean", "max", "p5", "p95", "p99", "cv",
-         "algbw", "busbw", "valid", "total", "wrong", "wrong_in_place", "stop_reason"]
+         "algbw", "busbw", "valid", "total", "wrong", "wrong_in_place", "stop_reason", "sync_window", "unmeasured"]
 
 ap = argparse.ArgumentParser()
 ap.add_argument("file")
@@ -25,6 +26,10 @@ ap.add_argument("--oversubscribed", action="store_true")
 ap.add_argument("--wrong", action="store_true", help="expect wrong values to be recorded")
 ap.add_argument("--window", action="store_true", help="window sync: every group says so, clock residual recorded")
 ap.add_argument("--levels", help="the level groups the file must hold, exactly (e.g. world,intra)")
+ap.add_argument("--late-rank", type=int, help="the run forced this rank's window starts late (--test-late-rank): "
+                "without --widened every size must be stored as missing, with its reason and no time")
+ap.add_argument("--widened", type=float, help="the late rank waited this long before each start: every size must "
+                "be measured, on a window widened past it, after late starts")
 a = ap.parse_args()
 errors = []
 
@@ -60,15 +65,34 @@ with h5py.File(a.file, "r") as f:
                     errors.append(f"{where}: oversubscribed attribute is {g.attrs['oversubscribed']}")
                 total = g["total"][()]
                 valid = g["valid"][()]
+                late = g["late"][()]
                 med, lo, hi = g["median"][()], g["ci_lo"][()], g["ci_hi"][()]
+                window = g["sync_window"][()]
+                reasons = [r.decode() if isinstance(r, bytes) else r for r in g["unmeasured"][()]]
                 for i in range(n):
                     s = g["samples"][f"{i:03d}"]
                     if s.shape != (total[i], int(g.attrs["ranks"])):
                         errors.append(f"{where}: samples/{i:03d} shape {s.shape} != ({total[i]}, ranks)")
+                    if a.window != np.isfinite(window[i]) or (a.window and not window[i] > 0):
+                        errors.append(f"{where}: size {i}: sync_window {window[i]} in {'window' if a.window else 'barrier'} mode")
+                    t = np.asarray(s)
+                    if a.late_rank is not None and a.widened is None:
+                        # Forced late on one rank: nothing to measure, and nothing made up.
+                        if not reasons[i] or not math.isnan(med[i]) or valid[i] >= 3 or late[i] + valid[i] != total[i]:
+                            errors.append(f"{where}: size {i}: late rank not stored as missing: median {med[i]} "
+                                          f"valid {valid[i]} late {late[i]} reason {reasons[i]!r}")
+                        if not np.isnan(t[:, a.late_rank]).all():
+                            errors.append(f"{where}: size {i}: the late rank has timed samples")
+                        continue
+                    if reasons[i]:
+                        errors.append(f"{where}: size {i}: stored as not measured: {reasons[i]}")
+                        continue
+                    if a.widened is not None and not (window[i] > a.widened and late[i] > 0 and valid[i] >= 3):
+                        errors.append(f"{where}: size {i}: window {window[i]} s not widened past the late rank's "
+                                      f"{a.widened} s (late {late[i]}, valid {valid[i]})")
                     if valid[i] < 1 or not (lo[i] <= med[i] <= hi[i]) or not med[i] > 0:
                         errors.append(f"{where}: size {i}: median {med[i]} CI [{lo[i]}, {hi[i]}] valid {valid[i]}")
                     # the stored median is the median of the max-over-ranks of valid iterations
-                    t = np.asarray(s)
                     ok = ~np.isnan(t).any(axis=1)
                     coll = t[ok].max(axis=1)
                     if len(coll) != valid[i] or not math.isclose(np.median(coll), med[i], rel_tol=1e-9):

@@ -981,7 +981,7 @@ def _summary(path):
         with open_results(path) as r:
             print("%s: %s version %s" % (path, r.meta["schema"], r.meta.get("schema_version")))
             _print_meta(r.meta)
-            print("%-16s %-6s %-8s %5s %5s %17s %12s %12s" % ("benchmark", "level", "dtype", "ranks", "sizes",
+            print("%-16s %-6s %-8s %5s %5s %17s %12s %13s" % ("benchmark", "level", "dtype", "ranks", "sizes",
                                                             "bytes", "min median", "max busbw"))
             for level, bench, dtype, ranks in r.benchmarks():
                 t = r.table(level, bench, dtype, ranks)
@@ -990,9 +990,9 @@ def _summary(path):
                     continue
                 rng = "%s..%s" % (_fmt_bytes(b.min()), _fmt_bytes(b.max()))
                 ok = med[np.isfinite(med)]
-                print("%-16s %-6s %-8s %5d %5d %17s %12s %8.3f GB/s" % (
-                    bench, level, dtype, ranks, len(b), rng,
-                    _fmt_seconds(ok.min()) if ok.size else "-", np.nanmax(bw) / 1e9 if np.isfinite(bw).any() else 0.0))
+                bw_text = "%8.3f GB/s" % (np.nanmax(bw) / 1e9) if np.isfinite(bw).any() else "-"
+                print("%-16s %-6s %-8s %5d %5d %17s %12s %13s" % (
+                    bench, level, dtype, ranks, len(b), rng, _fmt_seconds(ok.min()) if ok.size else "-", bw_text))
 
 
 def main(argv=None):

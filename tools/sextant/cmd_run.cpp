@@ -29,6 +29,7 @@ struct RunArgs {
   bool off_cache = false, in_place = false;
   std::string json;
   int corrupt_rank = -1;
+  std::string late_rank;
   bool dtypes_given = false, sizes_given = false;
   std::string kernels, families, configs;  // compute, train
   std::string dense;                       // train: portable | vendor (default: the proxy's)
@@ -87,6 +88,15 @@ comm::Options comm_options(const RunArgs& a) {
   else if (!a.wait.empty()) throw UsageError("--wait '" + a.wait + "': use blocking or yield");
   o.json_path = a.json;
   o.corrupt_rank = a.corrupt_rank;
+  if (!a.late_rank.empty()) {  // R or R:SECONDS
+    auto colon = a.late_rank.find(':');
+    try {
+      o.late_rank = std::stoi(a.late_rank.substr(0, colon));
+      if (colon != std::string::npos) o.late_seconds = std::stod(a.late_rank.substr(colon + 1));
+    } catch (const std::exception&) {
+      throw UsageError("--test-late-rank '" + a.late_rank + "': use RANK or RANK:SECONDS");
+    }
+  }
   return o;
 }
 
@@ -113,7 +123,7 @@ compute::SuiteOptions compute_options(const RunArgs& a) {
 // same ranks and threads per rank: the collectives and point-to-point traffic of the
 // strategies, the kernels of the plans; fits them; then predicts and measures each
 // configuration of the sweep.
-long long run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts, compute::SuiteOptions compute_opts,
+comm::Outcome run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts, compute::SuiteOptions compute_opts,
                           const std::string& path, std::unique_ptr<ResultsFile>& results) {
   auto sweep = train::default_sweep(rt.size());
   if (!a.configs.empty()) {
@@ -157,8 +167,8 @@ long long run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts
   }
   compute_opts.kernels.dtypes = {"float32"};
   compute_opts.sweep.dtype = "float32";
-  long long wrong = comm::run_comm_suite(rt, comm_opts, results.get());
-  wrong += compute::run_compute_suite(rt, compute_opts, results.get());
+  comm::Outcome outcome = comm::run_comm_suite(rt, comm_opts, results.get());
+  outcome.wrong += compute::run_compute_suite(rt, compute_opts, results.get());
 
   std::string model_path = path.substr(0, path.rfind(".h5")) + ".model.h5";
   if (rt.is_root()) {
@@ -185,7 +195,7 @@ long long run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts
     so.min_seconds = 0;
   }
   train::run_train_sweep(rt, sweep, so, results.get());
-  return wrong;
+  return outcome;
 }
 
 }  // namespace
@@ -229,6 +239,9 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("--wait", args->wait, "blocking | yield (default: yield when oversubscribed)");
   cmd->add_option("--json", args->json, "also write the statistics as JSON to this file");
   cmd->add_option("--test-corrupt-rank", args->corrupt_rank, "test hook: this rank corrupts what it receives")->group("");
+  cmd->add_option("--test-late-rank", args->late_rank,
+                  "test hook (window sync): RANK starts every repetition late; RANK:SECONDS waits that long first")
+      ->group("");
   cmd->callback([&ctx, args] {
     comm::Options comm_opts = comm_options(*args);
     compute::SuiteOptions compute_opts = compute_options(*args);
@@ -252,13 +265,22 @@ void register_run(CLI::App& app, Context& ctx) {
         results->root().group("meta").set_attr("suite", args->suite);
         std::cerr << "sextant: writing " << path << "\n";
       }
-      long long wrong = 0;
-      if (args->suite == "comm") wrong = comm::run_comm_suite(rt, comm_opts, results.get());
-      if (args->suite == "compute") wrong = compute::run_compute_suite(rt, compute_opts, results.get());
-      if (args->suite == "train") wrong = run_train_suite(rt, *args, comm_opts, compute_opts, path, results);
-      if (results) results->mark_complete();  // wrong results are recorded results: the run did finish
-      if (wrong > 0) {
-        if (rt.is_root()) std::cerr << "sextant: validation FAILED: " << wrong << " wrong results (see WRONG lines above)\n";
+      comm::Outcome outcome;
+      if (args->suite == "comm") outcome = comm::run_comm_suite(rt, comm_opts, results.get());
+      if (args->suite == "compute") outcome.wrong = compute::run_compute_suite(rt, compute_opts, results.get());
+      if (args->suite == "train") outcome = run_train_suite(rt, *args, comm_opts, compute_opts, path, results);
+      // Wrong values and missing sizes are recorded results: the run did finish.
+      if (results) results->mark_complete();
+      if (outcome.wrong > 0) {
+        if (rt.is_root())
+          std::cerr << "sextant: validation FAILED: " << outcome.wrong << " wrong results (see WRONG lines above)\n";
+        ctx.exit_code = 1;
+      }
+      if (outcome.unmeasured > 0) {
+        if (rt.is_root())
+          std::cerr << "sextant: " << outcome.unmeasured
+                    << " sizes could not be measured: stored as missing (NaN, the reason in 'unmeasured'), "
+                       "left out of fits\n";
         ctx.exit_code = 1;
       }
     } catch (const UsageError&) {
