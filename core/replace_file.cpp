@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <filesystem>
 #include <vector>
 
@@ -55,6 +56,15 @@ void FileReplacement::commit() {
   committed_ = true;
   const std::string dir = std::filesystem::path(target_).parent_path().string();
   sync_path(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);  // the rename itself; best effort
+}
+
+void replace_file_contents(const std::string& path, const std::string& text) {
+  FileReplacement file(path);
+  std::ofstream out(file.path(), std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw Error(path + ": cannot write (" + std::strerror(errno) + ")");
+  file.commit();
 }
 
 bool same_file(const std::string& a, const std::string& b) {

@@ -26,6 +26,10 @@ class FileReplacement {
   bool committed_ = false;
 };
 
+// A whole text document (a JSON or CSV output) written through a FileReplacement.
+// Throws Error naming the path when it cannot be written.
+void replace_file_contents(const std::string& path, const std::string& text);
+
 // Whether a and b name the same existing file (through links, relative paths, ...).
 bool same_file(const std::string& a, const std::string& b);
 

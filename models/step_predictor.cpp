@@ -1,7 +1,9 @@
 #include "models/step_predictor.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 namespace sextant::model {
 namespace {
@@ -12,13 +14,18 @@ class Coster {
          std::vector<std::string>& notes)
       : comm_(comm), compute_(compute), levels_(levels), dtype_(dtype), notes_(notes) {}
 
+  // Layers repeat their operators and collectives: each distinct one is costed once.
   double compute(const Phase& phase) {
     double t = 0;
     for (const auto& op : phase.compute) {
       const std::string& kernel = op.kernel.empty() ? op.family : op.kernel;
-      auto e = compute_.predict(kernel, dtype_, op.flops, op.bytes, op.family, op.shape);
-      if (!e.calibrated) note("no operator model for '" + kernel + "' " + dtype_ + ": roofline bound used");
-      t += e.seconds;
+      auto [at, fresh] = op_seconds_.try_emplace(kernel + '\n' + op.family + '\n' + op.shape, 0.0);
+      if (fresh) {
+        auto e = compute_.predict(kernel, dtype_, op.flops, op.bytes, op.family, op.shape);
+        if (!e.calibrated) note("no operator model for '" + kernel + "' " + dtype_ + ": roofline bound used");
+        at->second = e.seconds;
+      }
+      t += at->second;
     }
     return t;
   }
@@ -26,11 +33,16 @@ class Coster {
   double comm(const CommOp& op) {
     if (op.name.empty() || op.ranks < 2 || op.bytes <= 0) return 0;
     const std::string& level = op.kind == "tp" ? levels_.tp : op.kind == "dp" ? levels_.dp : levels_.pp;
-    auto p = comm_.predict(op.collective, op.bytes, op.ranks, level, dtype_);
-    if (p.extrapolated_ranks || p.extrapolated_bytes)
-      note(op.collective + " (" + op.kind + ") at " + std::to_string(op.ranks) + " ranks: " +
-           (p.extrapolated_ranks ? p.view + " view, extrapolated in ranks" : "extrapolated in size"));
-    return p.seconds;
+    auto [at, fresh] = comm_seconds_.try_emplace(
+        {op.collective + '\n' + op.kind + '\n' + level, op.bytes, op.ranks}, 0.0);
+    if (fresh) {
+      auto p = comm_.predict(op.collective, op.bytes, op.ranks, level, dtype_);
+      if (p.extrapolated_ranks || p.extrapolated_bytes)
+        note(op.collective + " (" + op.kind + ") at " + std::to_string(op.ranks) + " ranks: " +
+             (p.extrapolated_ranks ? p.view + " view, extrapolated in ranks" : "extrapolated in size"));
+      at->second = p.seconds;
+    }
+    return at->second;
   }
 
   double comm(const std::vector<CommOp>& ops) {
@@ -49,6 +61,8 @@ class Coster {
   const std::string& dtype_;
   std::vector<std::string>& notes_;
   std::set<std::string> seen_;
+  std::map<std::string, double> op_seconds_;
+  std::map<std::tuple<std::string, double, int>, double> comm_seconds_;
 };
 
 }  // namespace

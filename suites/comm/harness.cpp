@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/replace_file.hpp"
 #include "suites/comm/clock.hpp"
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
@@ -566,10 +567,7 @@ void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o
 // The whole document, rewritten after every benchmark (so an interrupted run keeps what
 // finished); a path that cannot be written is an error, not a silent loss.
 void write_json(const std::string& path, const nlohmann::json& doc) {
-  std::ofstream out(path, std::ios::trunc);
-  out << doc.dump(1) << "\n";
-  out.close();
-  if (!out) throw Error(path + ": cannot write the JSON output (" + std::strerror(errno) + ")");
+  replace_file_contents(path, doc.dump(1) + "\n");
 }
 
 Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {

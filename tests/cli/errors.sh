@@ -87,7 +87,13 @@ cmp -s "$model" "$work/existing.h5" || fail "the existing file was changed"
 
 # An output that cannot be written is an error before anything is measured.
 expect_rc 1 "$sextant" run --suite comm --quick --collectives pingpong --json /proc/nope.json -o "$work/j.h5"
-contains "$err" "/proc/nope.json: cannot write the JSON output"
+contains "$err" "/proc/nope.json: cannot create a file beside it"
+expect_rc 1 "$sextant" predict "$model" --op allreduce --bytes 8 --json /proc/nope.json
+contains "$err" "/proc/nope.json: cannot create a file beside it"
+# A prediction that fails leaves an existing JSON file as it was.
+echo '{"kept": true}' >"$work/kept.json"
+expect_rc 1 "$sextant" predict "$model" --op nosuch --bytes 8 --json "$work/kept.json"
+grep -q '"kept": true' "$work/kept.json" || fail "a failed prediction replaced the JSON file"
 
 # Help on every subcommand.
 for sub in info run fit predict report; do

@@ -1,12 +1,22 @@
 // sextant predict MODEL --op OP --bytes N [--ranks P] [--level L] [--dtype T] [--explain]
+//                       --op KERNEL --shape DIMS | --train CONFIG [--search N] [--json FILE]
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <iostream>
 #include <limits>
+#include <set>
+#include <nlohmann/json.hpp>
 
+#include "core/replace_file.hpp"
 #include "core/units.hpp"
 #include "kernels/registry.hpp"
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"
+#include "models/layout_search.hpp"
 #include "models/step_predictor.hpp"
 #include "tools/sextant/cli.hpp"
 
@@ -65,16 +75,55 @@ model::TrainConfig parse_train_config(const std::string& text) {
   return c;
 }
 
-void predict_train(const std::string& path, const std::string& text, const model::LevelMap& levels) {
+using Json = nlohmann::json;
+
+struct PredictArgs {
+  std::string model, op, bytes, level = "world", dtype = "float32", shape, train, json, memory;
+  model::LevelMap levels;
+  int ranks = 0, search = 0, top = 10;
+  bool ranks_given = false;
+  bool explain = false;
+};
+
+// Every --json document: what it is, which version of its layout, and what it came from.
+Json document(const std::string& kind, const std::string& model_path) {
+  return Json{{"schema", "sextant.prediction"}, {"schema_version", 1}, {"kind", kind}, {"model_file", model_path},
+              {"sextant_version", SEXTANT_VERSION}};
+}
+
+std::string schedule_name(model::Schedule s) { return s == model::Schedule::gpipe ? "gpipe" : "1f1b"; }
+
+Json to_json(const model::TrainConfig& c) {
+  return Json{{"layers", c.layers}, {"hidden", c.hidden}, {"heads", c.heads}, {"seq", c.seq}, {"vocab", c.vocab},
+              {"micro_batch", c.micro_batch}, {"global_batch", c.global_batch}, {"micro_batches", c.micro_batches()},
+              {"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp}, {"schedule", schedule_name(c.schedule)},
+              {"optimizer", c.optimizer == model::Optimizer::sgd ? "sgd" : "adamw"}, {"zero1", c.zero1},
+              {"overlap", c.overlap_dp}, {"bucket_bytes", c.bucket_bytes}, {"dtype", c.dtype},
+              {"dense", model::to_string(c.dense)}};
+}
+
+Json to_json(const model::StepPrediction& p) {
+  Json j{{"step_seconds", p.total}, {"bubble_fraction", p.bubble_fraction}, {"critical_stage", p.critical_stage},
+         {"notes", p.notes}};
+  for (const auto& [name, t] : p.breakdown) j["breakdown_seconds"][name] = t;
+  return j;
+}
+
+// The configuration of --train, and the dense path it runs: the one it names, else the
+// one the model's operators were measured on (the train suite measures its proxy's).
+model::TrainConfig train_config(const std::string& text, const model::ComputeModel& compute) {
+  auto config = parse_train_config(text);
+  if (text.find("dense=") == std::string::npos)
+    for (const auto& o : compute.operators)
+      if (o.family == "vendor_gemm") config.dense = model::DensePath::vendor;
+  return config;
+}
+
+Json predict_train(const std::string& path, const std::string& text, const model::LevelMap& levels) {
   auto comm = model::CommModel::read(path);
   auto compute = model::ComputeModel::read(path);
   if (!compute) throw Error(path + ": no compute part (fit a results file of the compute or train suite)");
-  auto config = parse_train_config(text);
-  // Unless the configuration names its dense path: the one the model's operators
-  // were measured on (the train suite measures the path its proxy runs).
-  if (text.find("dense=") == std::string::npos)
-    for (const auto& o : compute->operators)
-      if (o.family == "vendor_gemm") config.dense = model::DensePath::vendor;
+  auto config = train_config(text, *compute);
   auto plan = model::plan_step(config);
   auto p = model::predict_step(plan, comm, *compute, levels);
   std::printf("training step: %d layers, hidden %d, heads %d, seq %d, micro-batch %d, global batch %d\n",
@@ -91,10 +140,79 @@ void predict_train(const std::string& path, const std::string& text, const model
   std::printf("  %-28s %12s  (sum of the above)\n", "total", format_seconds(p.total).c_str());
   std::printf("pipeline bubble fraction (S-1)/(M+S-1) = %.3f; critical stage %d\n", p.bubble_fraction, p.critical_stage);
   for (const auto& n : p.notes) std::printf("note: %s\n", n.c_str());
+  Json doc = document("train", path);
+  doc["config"] = to_json(config);
+  doc["levels"] = {{"tp", levels.tp}, {"dp", levels.dp}, {"pp", levels.pp}};
+  doc["prediction"] = to_json(p);
+  return doc;
+}
+
+// --search N: every layout of the --train model on N ranks, fastest first.
+Json search_train(const std::string& path, const std::string& text, int ranks, int top, double memory_limit,
+                  const model::LevelMap& levels) {
+  for (const char* key : {"dp=", "tp=", "pp=", "micro_batch=", "schedule="})
+    if (text.find(key) != std::string::npos)
+      throw UsageError(std::string("--search chooses dp, tp, pp, micro_batch and schedule: leave ") +
+                       std::string(key).substr(0, std::string(key).size() - 1) + " out of --train");
+  auto comm = model::CommModel::read(path);
+  auto compute = model::ComputeModel::read(path);
+  if (!compute) throw Error(path + ": no compute part (fit a results file of the compute or train suite)");
+  auto base = train_config(text + (text.empty() ? "" : ",") + "micro_batch=1", *compute);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto found = model::search_layouts(base, ranks, comm, *compute, levels, memory_limit);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("layout search: %d ranks, %d layers, hidden %d, heads %d, seq %d, vocab %d, global batch %d, %s GEMMs\n",
+              ranks, base.layers, base.hidden, base.heads, base.seq, base.vocab, base.global_batch,
+              model::to_string(base.dense));
+  std::printf("%lld candidates, %zu valid layouts%s, searched in %.2f s (levels tp=%s dp=%s pp=%s)\n", found.candidates,
+              found.layouts.size() + static_cast<std::size_t>(found.over_memory),
+              found.over_memory ? (", " + std::to_string(found.over_memory) + " over the memory limit").c_str() : "",
+              took, levels.tp.c_str(), levels.dp.c_str(), levels.pp.c_str());
+  if (found.layouts.empty()) throw Error("no layout of this model fits " + std::to_string(ranks) + " ranks" +
+                                         (found.over_memory ? " within the memory limit" : ""));
+  std::printf("%4s %6s %4s %4s %5s %6s %-8s %12s %9s %9s %9s %9s %9s %11s\n", "rank", "dp", "tp", "pp", "mb", "M",
+              "schedule", "step", "compute", "tp comm", "pp comm", "bubble", "dp exp.", "memory/rank");
+  Json doc = document("layout_search", path);
+  doc["ranks"] = ranks;
+  doc["candidates"] = found.candidates;
+  doc["over_memory"] = found.over_memory;
+  doc["search_seconds"] = took;
+  doc["levels"] = {{"tp", levels.tp}, {"dp", levels.dp}, {"pp", levels.pp}};
+  if (memory_limit > 0) doc["memory_limit_bytes"] = memory_limit;
+  doc["layouts"] = Json::array();
+  const int shown = std::min<int>(top, static_cast<int>(found.layouts.size()));
+  for (int i = 0; i < static_cast<int>(found.layouts.size()); ++i) {
+    const auto& r = found.layouts[i];
+    const auto& c = r.config;
+    auto part = [&](const char* name) {
+      for (const auto& [n, t] : r.prediction.breakdown)
+        if (n == name) return t;
+      return 0.0;
+    };
+    if (i < shown)
+      std::printf("%4d %6d %4d %4d %5d %6d %-8s %12s %9s %9s %9s %9s %9s %11s\n", i + 1, c.dp, c.tp, c.pp,
+                  c.micro_batch, c.micro_batches(), schedule_name(c.schedule).c_str(),
+                  format_seconds(r.prediction.total).c_str(),
+                  format_seconds(part("forward compute") + part("backward compute") + part("optimizer")).c_str(),
+                  format_seconds(part("tp communication")).c_str(), format_seconds(part("pp communication")).c_str(),
+                  format_seconds(part("pipeline bubble")).c_str(),
+                  format_seconds(part("dp communication (exposed)")).c_str(), format_bytes(r.memory_bytes).c_str());
+    Json l = to_json(r.prediction);
+    l["config"] = to_json(c);
+    l["memory_bytes_per_rank"] = r.memory_bytes;
+    doc["layouts"].push_back(std::move(l));
+  }
+  std::printf("memory/rank: parameters, gradients and optimizer state plus the activations in flight of the "
+              "largest stage (1F1B keeps fewer than GPipe)\n");
+  std::set<std::string> notes;
+  for (const auto& r : found.layouts)
+    for (const auto& n : r.prediction.notes) notes.insert(n);
+  if (!notes.empty()) std::printf("notes (%zu distinct over all layouts; see --json): %s\n", notes.size(), notes.begin()->c_str());
+  return doc;
 }
 
 // --op KERNEL --shape M,N,K (positional, in the kernel's parameter order) or M=..,N=..
-void predict_operator(const std::string& path, const std::string& op, const std::string& shape_text,
+Json predict_operator(const std::string& path, const std::string& op, const std::string& shape_text,
                       const std::string& dtype_text) {
   auto compute = model::ComputeModel::read(path);
   if (!compute) throw Error(path + ": no compute part (fit a results file of the compute suite)");
@@ -139,7 +257,19 @@ void predict_operator(const std::string& path, const std::string& op, const std:
       lo_flops = lo_flops == 0 ? p.flops : std::min(lo_flops, p.flops);
       hi_flops = std::max(hi_flops, p.flops);
     }
-  if (hi_flops > 0 && (flops > 2 * hi_flops || flops < lo_flops / 2))
+  const bool extrapolated = hi_flops > 0 && (flops > 2 * hi_flops || flops < lo_flops / 2);
+  Json doc = document("operator", path);
+  doc["operator"] = op;
+  doc["shape"] = shape.str();
+  doc["dtype"] = dt;
+  doc["flops"] = flops;
+  doc["bytes"] = bytes;
+  doc["seconds"] = e.seconds;
+  doc["bound"] = e.bound;
+  doc["operator_model"] = e.model;
+  doc["calibrated"] = e.calibrated;
+  doc["extrapolated"] = extrapolated;
+  if (extrapolated)
     std::printf("EXTRAPOLATION: %.3g GFLOP is outside the measured shapes' %.3g .. %.3g GFLOP\n", flops / 1e9,
                 lo_flops / 1e9, hi_flops / 1e9);
   if (e.model == "measured") {
@@ -151,19 +281,111 @@ void predict_operator(const std::string& path, const std::string& op, const std:
   } else {
     std::printf("  no operator model for %s: roofline bound only (efficiency 1)\n", op.c_str());
   }
+  return doc;
+}
+
+// --op BENCHMARK --bytes N: a collective or point-to-point time.
+Json predict_comm(const PredictArgs& a) {
+  auto m = model::CommModel::read(a.model);
+  if (a.op.empty()) {
+    Json doc = document("comm_fits", a.model);
+    doc["fits"] = Json::array();
+    std::cout << a.model << ": " << m.fits.size() << " communication fits (use --op and --bytes):\n";
+    for (const auto& f : m.fits) {
+      std::cout << "  " << f.benchmark << "  level=" << f.level << "  dtype=" << f.dtype << "  ranks=" << f.ranks
+                << "  bytes " << format_bytes(f.bytes_min) << " .. " << format_bytes(f.bytes_max) << "\n";
+      doc["fits"].push_back({{"benchmark", f.benchmark}, {"level", f.level}, {"dtype", f.dtype}, {"ranks", f.ranks},
+                             {"bytes_min", f.bytes_min}, {"bytes_max", f.bytes_max}});
+    }
+    return doc;
+  }
+  if (a.bytes.empty()) throw UsageError("--bytes is required with --op");
+  double bytes = static_cast<double>(parse_bytes(a.bytes));
+  int ranks = a.ranks;
+  if (ranks < 0 || (ranks == 0 && a.ranks_given)) throw UsageError("--ranks " + std::to_string(ranks) + ": must be >= 1");
+  if (ranks == 0) {
+    auto fitted = m.fitted_ranks(a.op, a.level, a.dtype);
+    if (fitted.size() > 1) {
+      std::string list;
+      for (int r : fitted) list += (list.empty() ? "" : ", ") + std::to_string(r);
+      throw UsageError("--ranks is needed: " + a.op + " was fitted at several rank counts (" + list + ")");
+    }
+    ranks = fitted.empty() ? 2 : fitted.front();
+  }
+  auto p = m.predict(a.op, bytes, ranks, a.level, a.dtype);
+  std::printf("%s %s on %d ranks (%s, %s): %s  [%s, %s]  busbw %.3f GB/s  (%s view)\n", a.op.c_str(),
+              format_bytes(bytes).c_str(), ranks, a.level.c_str(), p.view == "direct" ? p.from->dtype.c_str() : a.dtype.c_str(),
+              format_seconds(p.seconds).c_str(), format_seconds(p.lo).c_str(), format_seconds(p.hi).c_str(),
+              p.busbw / 1e9, p.view.c_str());
+  double lo = p.algorithm_fit ? p.algorithm_fit->ranges.front().lo_bytes : p.from->bytes_min;
+  double hi = p.algorithm_fit ? p.algorithm_fit->ranges.back().hi_bytes : p.from->bytes_max;
+  if (p.extrapolated_bytes)
+    std::printf("EXTRAPOLATION: %s is outside the fitted range %s .. %s\n", format_bytes(bytes).c_str(),
+                format_bytes(lo).c_str(), format_bytes(hi).c_str());
+  if (p.extrapolated_ranks) std::printf("EXTRAPOLATION: %s\n", p.note.c_str());
+  Json doc = document("comm", a.model);
+  doc["operation"] = a.op;
+  doc["bytes"] = bytes;
+  doc["ranks"] = ranks;
+  doc["level"] = a.level;
+  doc["dtype"] = p.view == "direct" ? p.from->dtype : a.dtype;
+  doc["seconds"] = p.seconds;
+  doc["interval_seconds"] = {p.lo, p.hi};
+  doc["busbw_Bps"] = p.busbw;
+  doc["view"] = p.view;
+  doc["terms_seconds"] = {{"alpha", p.alpha_part}, {"beta", p.beta_part}, {"gamma", p.gamma_part}};
+  doc["extrapolated_bytes"] = p.extrapolated_bytes;
+  doc["extrapolated_ranks"] = p.extrapolated_ranks;
+  if (!p.note.empty()) doc["note"] = p.note;
+  if (p.view == "algorithm") {
+    doc["algorithm"] = p.algorithm;
+    doc["calibration"] = p.calibration;
+    doc["fitted_ranks"] = p.algorithm_fit->ranks;
+  } else {
+    doc["fitted_ranks"] = p.from->ranks;
+    doc["segment"] = p.segment;
+    doc["bridged"] = p.bridged;
+  }
+  if (!a.explain) return doc;
+  if (p.view == "algorithm") {
+    const auto& af = *p.algorithm_fit;
+    std::printf("  view        algorithm: %s, identified for %s at %d ranks (level %s)\n", p.algorithm.c_str(),
+                af.benchmark.c_str(), af.ranks, af.level.c_str());
+    std::printf("  link        pingpong fit at %d ranks; gamma %s/byte%s\n", af.link_ranks,
+                format_seconds(af.gamma).c_str(), af.gamma > 0 ? " (reduce_local)" : " (not measured)");
+    std::printf("  calibration x%.3f (measured / pt2pt-derived in that size range at %d ranks)\n", p.calibration,
+                af.ranks);
+    std::printf("  ranges      ");
+    for (const auto& r : af.ranges)
+      std::printf("%s..%s %s; ", format_bytes(r.lo_bytes).c_str(), format_bytes(r.hi_bytes).c_str(),
+                  r.algorithm.c_str());
+    std::printf("\n");
+  } else {
+    const auto& s = p.from->fit.segments[p.segment];
+    std::printf("  view        direct fit of %s at %d ranks, level %s\n", p.from->benchmark.c_str(),
+                p.from->ranks, p.from->level.c_str());
+    std::printf("  segment     %zu of %zu: %s .. %s (%zu sizes, R^2 %.4f, rms rel residual %.1f%%)\n",
+                p.segment + 1, p.from->fit.segments.size(), format_bytes(s.lo_bytes).c_str(),
+                format_bytes(s.hi_bytes).c_str(), s.points, s.r2, 100 * s.rms_rel_residual);
+    if (p.bridged)
+      std::printf("  gap         between two fitted ranges: time interpolated between their ends (geometrically)\n");
+    std::printf("  alpha       %s, 95%% CI [%s, %s]; 1/beta %.3f GB/s\n", format_seconds(s.alpha).c_str(),
+                format_seconds(s.alpha_ci.lo).c_str(), format_seconds(s.alpha_ci.hi).c_str(),
+                s.beta > 0 ? 1e-9 / s.beta : std::numeric_limits<double>::infinity());
+  }
+  std::printf("  alpha part  %s\n", format_seconds(p.alpha_part).c_str());
+  std::printf("  beta part   %s\n", format_seconds(p.beta_part).c_str());
+  if (p.view == "algorithm")
+    std::printf("  gamma part  %s\n", format_seconds(p.gamma_part).c_str());
+  else
+    std::printf("  gamma part  0 (in the direct view reduction is part of beta)\n");
+  return doc;
 }
 
 }  // namespace
 
 void register_predict(CLI::App& app, Context&) {
-  struct Args {
-    std::string model, op, bytes, level = "world", dtype = "float32", shape, train;
-    model::LevelMap levels;
-    int ranks = 0;
-    bool ranks_given = false;
-    bool explain = false;
-  };
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<PredictArgs>();
   auto* cmd = app.add_subcommand("predict", "Predict an operation's time from a model file");
   cmd->add_option("model", a->model, "model file (sextant.model)")->required();
   cmd->add_option("--op", a->op, "benchmark/collective name, e.g. allreduce, pingpong");
@@ -180,79 +402,51 @@ void register_predict(CLI::App& app, Context&) {
   cmd->add_option("--tp-level", a->levels.tp, "comm level of tensor-parallel traffic (world, intra, inter)");
   cmd->add_option("--dp-level", a->levels.dp, "comm level of data-parallel traffic");
   cmd->add_option("--pp-level", a->levels.pp, "comm level of pipeline traffic");
+  cmd->add_option("--search", a->search,
+                  "with --train: rank every (dp, tp, pp, micro-batch, schedule) layout of this many ranks by "
+                  "predicted step time")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--top", a->top, "--search: layouts printed (default 10; --json has all)")->check(CLI::PositiveNumber);
+  cmd->add_option("--memory-per-rank", a->memory, "--search: leave out layouts needing more (K/M/G suffixes)");
+  cmd->add_option("--json", a->json, "also write the prediction as JSON to this file ('-' for standard output)");
   cmd->callback([a] {
+    // Checked before anything is computed: a path that cannot be written is an error.
+    if (!a->json.empty() && a->json != "-") FileReplacement probe(a->json);  // removed uncommitted
+    // --json -: the document alone on standard output, the text on standard error.
+    int json_fd = -1;
+    if (a->json == "-") {
+      std::fflush(stdout);
+      json_fd = ::dup(STDOUT_FILENO);
+      ::dup2(STDERR_FILENO, STDOUT_FILENO);
+    }
+    Json doc;
     if (!a->train.empty()) {
       if (a->ranks_given || !a->bytes.empty() || !a->shape.empty() || !a->op.empty())
         throw UsageError("--train takes its layout (dp, tp, pp) from the configuration: not with --op, --bytes, "
                          "--shape or --ranks");
-      return predict_train(a->model, a->train, a->levels);
-    }
-    if (!a->shape.empty()) return predict_operator(a->model, a->op, a->shape, a->dtype);
-    auto m = model::CommModel::read(a->model);
-    if (a->op.empty()) {
-      std::cout << a->model << ": " << m.fits.size() << " communication fits (use --op and --bytes):\n";
-      for (const auto& f : m.fits)
-        std::cout << "  " << f.benchmark << "  level=" << f.level << "  dtype=" << f.dtype << "  ranks=" << f.ranks
-                  << "  bytes " << format_bytes(f.bytes_min) << " .. " << format_bytes(f.bytes_max) << "\n";
-      return;
-    }
-    if (a->bytes.empty()) throw UsageError("--bytes is required with --op");
-    double bytes = static_cast<double>(parse_bytes(a->bytes));
-    int ranks = a->ranks;
-    if (ranks < 0 || (ranks == 0 && a->ranks_given)) throw UsageError("--ranks " + std::to_string(ranks) + ": must be >= 1");
-    if (ranks == 0) {
-      auto fitted = m.fitted_ranks(a->op, a->level, a->dtype);
-      if (fitted.size() > 1) {
-        std::string list;
-        for (int r : fitted) list += (list.empty() ? "" : ", ") + std::to_string(r);
-        throw UsageError("--ranks is needed: " + a->op + " was fitted at several rank counts (" + list + ")");
+      if (a->search > 0) {
+        double memory = a->memory.empty() ? 0 : static_cast<double>(parse_bytes(a->memory));
+        if (!a->memory.empty() && !(memory > 0)) throw UsageError("--memory-per-rank '" + a->memory + "': must be > 0");
+        doc = search_train(a->model, a->train, a->search, a->top, memory, a->levels);
+      } else {
+        doc = predict_train(a->model, a->train, a->levels);
       }
-      ranks = fitted.empty() ? 2 : fitted.front();
-    }
-    auto p = m.predict(a->op, bytes, ranks, a->level, a->dtype);
-    std::printf("%s %s on %d ranks (%s, %s): %s  [%s, %s]  busbw %.3f GB/s  (%s view)\n", a->op.c_str(),
-                format_bytes(bytes).c_str(), ranks, a->level.c_str(), p.view == "direct" ? p.from->dtype.c_str() : a->dtype.c_str(),
-                format_seconds(p.seconds).c_str(), format_seconds(p.lo).c_str(), format_seconds(p.hi).c_str(),
-                p.busbw / 1e9, p.view.c_str());
-    double lo = p.algorithm_fit ? p.algorithm_fit->ranges.front().lo_bytes : p.from->bytes_min;
-    double hi = p.algorithm_fit ? p.algorithm_fit->ranges.back().hi_bytes : p.from->bytes_max;
-    if (p.extrapolated_bytes)
-      std::printf("EXTRAPOLATION: %s is outside the fitted range %s .. %s\n", format_bytes(bytes).c_str(),
-                  format_bytes(lo).c_str(), format_bytes(hi).c_str());
-    if (p.extrapolated_ranks) std::printf("EXTRAPOLATION: %s\n", p.note.c_str());
-    if (!a->explain) return;
-    if (p.view == "algorithm") {
-      const auto& af = *p.algorithm_fit;
-      std::printf("  view        algorithm: %s, identified for %s at %d ranks (level %s)\n", p.algorithm.c_str(),
-                  af.benchmark.c_str(), af.ranks, af.level.c_str());
-      std::printf("  link        pingpong fit at %d ranks; gamma %s/byte%s\n", af.link_ranks,
-                  format_seconds(af.gamma).c_str(), af.gamma > 0 ? " (reduce_local)" : " (not measured)");
-      std::printf("  calibration x%.3f (measured / pt2pt-derived in that size range at %d ranks)\n", p.calibration,
-                  af.ranks);
-      std::printf("  ranges      ");
-      for (const auto& r : af.ranges)
-        std::printf("%s..%s %s; ", format_bytes(r.lo_bytes).c_str(), format_bytes(r.hi_bytes).c_str(),
-                    r.algorithm.c_str());
-      std::printf("\n");
+    } else if (a->search > 0 || !a->memory.empty()) {
+      throw UsageError("--search and --memory-per-rank need --train (the model to lay out)");
+    } else if (!a->shape.empty()) {
+      doc = predict_operator(a->model, a->op, a->shape, a->dtype);
     } else {
-      const auto& s = p.from->fit.segments[p.segment];
-      std::printf("  view        direct fit of %s at %d ranks, level %s\n", p.from->benchmark.c_str(),
-                  p.from->ranks, p.from->level.c_str());
-      std::printf("  segment     %zu of %zu: %s .. %s (%zu sizes, R^2 %.4f, rms rel residual %.1f%%)\n",
-                  p.segment + 1, p.from->fit.segments.size(), format_bytes(s.lo_bytes).c_str(),
-                  format_bytes(s.hi_bytes).c_str(), s.points, s.r2, 100 * s.rms_rel_residual);
-      if (p.bridged)
-        std::printf("  gap         between two fitted ranges: time interpolated between their ends (geometrically)\n");
-      std::printf("  alpha       %s, 95%% CI [%s, %s]; 1/beta %.3f GB/s\n", format_seconds(s.alpha).c_str(),
-                  format_seconds(s.alpha_ci.lo).c_str(), format_seconds(s.alpha_ci.hi).c_str(),
-                  s.beta > 0 ? 1e-9 / s.beta : std::numeric_limits<double>::infinity());
+      doc = predict_comm(*a);
     }
-    std::printf("  alpha part  %s\n", format_seconds(p.alpha_part).c_str());
-    std::printf("  beta part   %s\n", format_seconds(p.beta_part).c_str());
-    if (p.view == "algorithm")
-      std::printf("  gamma part  %s\n", format_seconds(p.gamma_part).c_str());
-    else
-      std::printf("  gamma part  0 (in the direct view reduction is part of beta)\n");
+    if (json_fd >= 0) {
+      std::fflush(stdout);
+      const std::string text = doc.dump(1) + "\n";
+      FILE* out = ::fdopen(json_fd, "w");
+      if (!out || std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fclose(out) != 0)
+        throw Error(std::string("--json -: cannot write to standard output (") + std::strerror(errno) + ")");
+    } else if (!a->json.empty()) {
+      replace_file_contents(a->json, doc.dump(1) + "\n");
+    }
   });
 }
 

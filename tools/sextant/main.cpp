@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   cli::Context ctx{argc, argv, 0};
   CLI::App app{"sextant: HPC benchmark suite with analytic models (measure, fit, predict)", "sextant"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("sextant ") + "0.1.0");
+  app.set_version_flag("--version", std::string("sextant ") + SEXTANT_VERSION);
   for (cli::Register reg : {cli::register_info, cli::register_run, cli::register_fit,
                             cli::register_predict, cli::register_report, cli::register_jobscript,
                             cli::register_merge})
@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp&) {
     return app.exit(CLI::CallForAllHelp());
   } catch (const CLI::CallForVersion&) {
-    std::cout << "sextant 0.1.0\n";
+    std::cout << "sextant " SEXTANT_VERSION "\n";
     return 0;
   } catch (const CLI::ParseError& e) {
     std::cerr << "sextant: " << e.what() << " (see --help)\n";

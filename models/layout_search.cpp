@@ -1,0 +1,55 @@
+#include "models/layout_search.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace sextant::model {
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> d;
+  for (int k = 1; k <= n; ++k)
+    if (n % k == 0) d.push_back(k);
+  return d;
+}
+
+}  // namespace
+
+LayoutSearch search_layouts(const TrainConfig& base, int ranks, const CommModel& comm, const ComputeModel& compute,
+                            const LevelMap& levels, double memory_limit_bytes) {
+  if (ranks < 1) throw UsageError("--search " + std::to_string(ranks) + ": must be >= 1 ranks");
+  LayoutSearch out;
+  for (int tp : divisors(ranks))
+    for (int pp : divisors(ranks / tp)) {
+      const int dp = ranks / tp / pp;
+      if (base.global_batch % dp != 0) continue;
+      for (int micro_batch : divisors(base.global_batch / dp))
+        for (Schedule schedule : {Schedule::one_f_one_b, Schedule::gpipe}) {
+          if (pp == 1 && schedule == Schedule::gpipe) continue;  // one stage: no schedule to choose
+          TrainConfig c = base;
+          c.dp = dp, c.tp = tp, c.pp = pp, c.micro_batch = micro_batch, c.schedule = schedule;
+          ++out.candidates;
+          try {
+            c.validate();
+          } catch (const UsageError&) {
+            continue;  // a layout this model cannot take
+          }
+          const StepPlan plan = plan_step(c);
+          RankedLayout r{c, predict_step(plan, comm, compute, levels), 0};
+          for (int s = 0; s < c.pp; ++s) r.memory_bytes = std::max(r.memory_bytes, step_working_set_bytes(plan, s));
+          if (memory_limit_bytes > 0 && r.memory_bytes > memory_limit_bytes) {
+            ++out.over_memory;
+            continue;
+          }
+          out.layouts.push_back(std::move(r));
+        }
+    }
+  std::stable_sort(out.layouts.begin(), out.layouts.end(), [](const RankedLayout& a, const RankedLayout& b) {
+    if (a.prediction.total != b.prediction.total) return a.prediction.total < b.prediction.total;
+    return a.memory_bytes < b.memory_bytes;
+  });
+  return out;
+}
+
+}  // namespace sextant::model

@@ -1,0 +1,28 @@
+#pragma once
+// Every way to lay a training step out on N ranks, ranked by its predicted step time:
+// each (dp, tp, pp, micro-batch, schedule) the plan accepts for the model is planned
+// and costed by the step predictor, exactly as `sextant predict --train` costs one.
+#include <vector>
+
+#include "models/step_predictor.hpp"
+
+namespace sextant::model {
+
+struct RankedLayout {
+  TrainConfig config;       // the base configuration with this layout
+  StepPrediction prediction;
+  double memory_bytes = 0;  // per rank, the largest stage's step_working_set_bytes
+};
+
+struct LayoutSearch {
+  std::vector<RankedLayout> layouts;  // fastest first (ties: less memory first)
+  long long candidates = 0;           // (dp, tp, pp, micro-batch, schedule) tried
+  long long over_memory = 0;          // valid layouts left out by the memory limit
+};
+
+// memory_limit_bytes <= 0: no limit. Layouts the plan rejects (heads or vocabulary not
+// divisible by tp, fewer layers than stages, a batch that does not split) are skipped.
+LayoutSearch search_layouts(const TrainConfig& base, int ranks, const CommModel& comm, const ComputeModel& compute,
+                            const LevelMap& levels = {}, double memory_limit_bytes = 0);
+
+}  // namespace sextant::model
