@@ -596,7 +596,8 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
   std::size_t total_sizes = 0, done_sizes = 0;
   for (const auto* b : selected)
     for (auto dtype : o.dtypes) {
-      total_sizes += sizes_for(*b, b->typed ? dtype : Dtype::byte, o).size() * o.levels.size();
+      total_sizes += sizes_for(*b, b->typed ? dtype : Dtype::byte, o).size() * o.levels.size() *
+                     std::max<std::size_t>(o.rank_counts.size(), 1);
       if (!b->typed) break;
     }
   double t_start = MPI_Wtime();
@@ -615,51 +616,65 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
       if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
       continue;
     }
-    for (const auto* b : selected) {
-      for (auto requested : o.dtypes) {
-        Dtype dtype = b->typed ? requested : Dtype::byte;
-        auto sizes = sizes_for(*b, dtype, o);
-        if (comm != MPI_COMM_NULL) {
-          Sweep sweep(rt, o, comm, wait);
-          bool header = false;
-          BenchmarkResult r{b, level, dtype, comm_size(comm), {}};
-          auto on_size = [&](const SizeResult& s) {
-            if (!rt.is_root()) return;  // other nodes' intra-level roots stay quiet
-            if (!header) {
-              print_header(r, o);
-              header = true;
-            }
-            print_row(s, *b);
-            ++done_sizes;
-            double elapsed = MPI_Wtime() - t_start;
-            double eta = elapsed / static_cast<double>(done_sizes) * static_cast<double>(total_sizes - std::min(done_sizes, total_sizes));
-            std::fprintf(stderr, "[comm %s] %s %s %s (%zu/%zu) ETA %s\n", std::string(to_string(level)).c_str(),
-                         std::string(b->name).c_str(), std::string(info(dtype).name).c_str(),
-                         format_bytes(static_cast<double>(s.bytes)).c_str(), done_sizes, total_sizes,
-                         eta_text(eta).c_str());
-          };
-          r = sweep.run(*b, level, dtype, sizes, on_size);
-          if (comm_rank(comm) == 0)
-            for (const auto& s : r.sizes) {
-              counts_here[0] += s.wrong + s.wrong_in_place;
-              counts_here[1] += !s.unmeasured.empty();
-            }
-          if (rt.is_root()) {
-            std::printf("\n");
-            if (results) write_results(*results, r, o, rt.oversubscribed());
-            if (!o.json_path.empty()) {
-              json.push_back(to_json(r, o));
-              write_json(o.json_path, json);
-            }
-          }
-        } else {
-          done_sizes += sizes.size();
-        }
-        barrier(MPI_COMM_WORLD, wait);
-        if (!b->typed) break;
-      }
+    // The rank sweep: each count on the level's first p ranks (all of them by default).
+    std::vector<int> rank_counts;
+    for (int p : o.rank_counts.empty() ? std::vector<int>{smallest} : o.rank_counts) {
+      if (p <= smallest) rank_counts.push_back(p);
+      else if (rt.is_root())
+        std::fprintf(stderr, "sextant: level %s has %d ranks: the sweep's %d skipped there\n",
+                     std::string(to_string(level)).c_str(), smallest, p);
     }
-    MPI_Comm_free(&comm);
+    for (int p : rank_counts) {
+      MPI_Comm sub = MPI_COMM_NULL;
+      if (comm != MPI_COMM_NULL)
+        SEXTANT_MPI_CHECK(MPI_Comm_split(comm, comm_rank(comm) < p ? 0 : MPI_UNDEFINED, comm_rank(comm), &sub));
+      for (const auto* b : selected) {
+        for (auto requested : o.dtypes) {
+          Dtype dtype = b->typed ? requested : Dtype::byte;
+          auto sizes = sizes_for(*b, dtype, o);
+          if (sub != MPI_COMM_NULL) {
+            Sweep sweep(rt, o, sub, wait);
+            bool header = false;
+            BenchmarkResult r{b, level, dtype, comm_size(sub), {}};
+            auto on_size = [&](const SizeResult& s) {
+              if (!rt.is_root()) return;  // other nodes' intra-level roots stay quiet
+              if (!header) {
+                print_header(r, o);
+                header = true;
+              }
+              print_row(s, *b);
+              ++done_sizes;
+              double elapsed = MPI_Wtime() - t_start;
+              double eta = elapsed / static_cast<double>(done_sizes) * static_cast<double>(total_sizes - std::min(done_sizes, total_sizes));
+              std::fprintf(stderr, "[sub %s] %s %s %s (%zu/%zu) ETA %s\n", std::string(to_string(level)).c_str(),
+                           std::string(b->name).c_str(), std::string(info(dtype).name).c_str(),
+                           format_bytes(static_cast<double>(s.bytes)).c_str(), done_sizes, total_sizes,
+                           eta_text(eta).c_str());
+            };
+            r = sweep.run(*b, level, dtype, sizes, on_size);
+            if (comm_rank(sub) == 0)
+              for (const auto& s : r.sizes) {
+                counts_here[0] += s.wrong + s.wrong_in_place;
+                counts_here[1] += !s.unmeasured.empty();
+              }
+            if (rt.is_root()) {
+              std::printf("\n");
+              if (results) write_results(*results, r, o, rt.oversubscribed());
+              if (!o.json_path.empty()) {
+                json.push_back(to_json(r, o));
+                write_json(o.json_path, json);
+              }
+            }
+          } else {
+            done_sizes += sizes.size();
+          }
+          barrier(MPI_COMM_WORLD, wait);
+          if (!b->typed) break;
+        }
+      }
+      if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
+    }
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
   }
   long long counts[2] = {0, 0};
   allreduce(counts_here, counts, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, wait);

@@ -38,6 +38,7 @@ struct Options {
   std::vector<Dtype> dtypes{Dtype::float32};
   Reduction reduction = Reduction::sum;
   std::vector<Level> levels{Level::world};
+  std::vector<int> rank_counts;  // the rank sweep (each on the level's first p ranks); empty = all
   int check_iterations = 1;
   bool off_cache = false;
   bool time_in_place = false;

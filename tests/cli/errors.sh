@@ -57,6 +57,17 @@ expect_rc 2 "$sextant" run --suite comm --dtypes float16
 contains "$err" "float16"
 expect_rc 2 "$sextant" run --suite comm --sync sometimes
 contains "$err" "sometimes"
+# The rank sweep: more ranks than launched, fewer than a collective needs, out of
+# order, for a suite that has no sweep.
+expect_rc 2 "$sextant" run --suite comm --quick --ranks 2:8 -o "$work/r.h5"
+contains "$err" "8 ranks asked for, the launch has 1"
+[ ! -e "$work/r.h5" ] || fail "a refused rank sweep left a results file"
+expect_rc 2 "$sextant" run --suite comm --ranks 1:2
+contains "$err" "at least 2 ranks"
+expect_rc 2 "$sextant" run --suite comm --ranks 4,2
+contains "$err" "must ascend"
+expect_rc 2 "$sextant" run --suite compute --ranks 2:4
+contains "$err" "for --suite comm"
 expect_rc 2 "$sextant" run --suite nosuch
 contains "$err" "nosuch"
 # Counts out of range, including the values that mean "not given" by default.

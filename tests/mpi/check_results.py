@@ -1,7 +1,7 @@
 """Checks a comm-suite results file with h5py alone (independent of sextant's reader).
 
 usage: check_results.py FILE --ranks N [--all] [--oversubscribed] [--wrong] [--window] [--levels L,...]
-                        [--late-rank R [--widened SECONDS]]
+                        [--late-rank R [--widened SECONDS]] [--rank-counts P,...]
 """
 import argparse
 import math
@@ -26,6 +26,8 @@ ap.add_argument("--oversubscribed", action="store_true")
 ap.add_argument("--wrong", action="store_true", help="expect wrong values to be recorded")
 ap.add_argument("--window", action="store_true", help="window sync: every group says so, clock residual recorded")
 ap.add_argument("--levels", help="the level groups the file must hold, exactly (e.g. world,intra)")
+ap.add_argument("--rank-counts", help="a rank sweep: every benchmark must hold exactly these rank groups "
+                "(default: the launch's ranks)")
 ap.add_argument("--late-rank", type=int, help="the run forced this rank's window starts late (--test-late-rank): "
                 "without --widened every size must be stored as missing, with its reason and no time")
 ap.add_argument("--widened", type=float, help="the late rank waited this long before each start: every size must "
@@ -45,10 +47,12 @@ with h5py.File(a.file, "r") as f:
     if int(meta["ranks"]) != a.ranks:
         errors.append(f"/meta ranks {meta['ranks']} != {a.ranks}")
     found = set()
+    rank_groups = {}  # (level, benchmark, dtype) -> rank groups written
     total_wrong = 0
     for level in f["comm"]:
         for bench in f["comm"][level]:
             for dtype in f["comm"][level][bench]:
+              rank_groups[(level, bench, dtype)] = set(f["comm"][level][bench][dtype])
               for ranks in f["comm"][level][bench][dtype]:
                 g = f["comm"][level][bench][dtype][ranks]
                 where = g.name
@@ -110,6 +114,10 @@ with h5py.File(a.file, "r") as f:
                 total_wrong += int(g["wrong"][()].sum() + g["wrong_in_place"][()].sum())
     if a.all:
         errors += [f"benchmark {b} missing" for b in ALL if b not in found]
+    want_groups = {f"p{p}" for p in (a.rank_counts.split(",") if a.rank_counts else [a.ranks])}
+    for (level, bench, dtype), groups in rank_groups.items():
+        if level == "world" and groups != want_groups:
+            errors.append(f"/comm/{level}/{bench}/{dtype}: rank groups {sorted(groups)}, expected {sorted(want_groups)}")
     if a.levels and set(f["comm"]) != set(a.levels.split(",")):
         errors.append(f"levels written {sorted(f['comm'])}, expected {a.levels}")
     if a.wrong and total_wrong == 0:

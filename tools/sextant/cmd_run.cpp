@@ -30,12 +30,41 @@ struct RunArgs {
   std::string json;
   int corrupt_rank = -1;
   std::string late_rank;
+  std::string ranks;  // comm: the rank sweep, A:B or a list
   bool dtypes_given = false, sizes_given = false;
   std::string kernels, families, configs;  // compute, train
   std::string dense;                       // train: portable | vendor (default: the proxy's)
   bool full_shapes = false;                // compute
   int steps = 0;                           // train
 };
+
+// --ranks A:B (every count from A to B) or A,B,C: at least 2 each, ascending, distinct.
+std::vector<int> parse_rank_counts(const std::string& text) {
+  auto bad = [&](const std::string& why) { return UsageError("--ranks '" + text + "': " + why); };
+  auto number = [&](const std::string& item) {
+    try {
+      std::size_t used = 0;
+      int v = std::stoi(item, &used);
+      if (used != item.size()) throw std::invalid_argument(item);
+      return v;
+    } catch (const std::exception&) {
+      throw bad("'" + item + "' is not a rank count");
+    }
+  };
+  std::vector<int> counts;
+  if (auto colon = text.find(':'); colon != std::string::npos) {
+    int lo = number(text.substr(0, colon)), hi = number(text.substr(colon + 1));
+    if (hi < lo) throw bad("the range ends below its start");
+    for (int p = lo; p <= hi; ++p) counts.push_back(p);
+  } else {
+    for (const auto& item : split_list(text)) counts.push_back(number(item));
+  }
+  if (counts.empty()) throw bad("no rank count");
+  if (counts.front() < 2) throw bad("a collective needs at least 2 ranks");
+  if (!std::is_sorted(counts.begin(), counts.end()) || std::adjacent_find(counts.begin(), counts.end()) != counts.end())
+    throw bad("rank counts must ascend, each once");
+  return counts;
+}
 
 comm::Options comm_options(const RunArgs& a) {
   comm::Options o;
@@ -88,6 +117,10 @@ comm::Options comm_options(const RunArgs& a) {
   else if (!a.wait.empty()) throw UsageError("--wait '" + a.wait + "': use blocking or yield");
   o.json_path = a.json;
   o.corrupt_rank = a.corrupt_rank;
+  if (!a.ranks.empty()) {
+    if (a.suite != "comm") throw UsageError("--ranks: the rank sweep is for --suite comm");
+    o.rank_counts = parse_rank_counts(a.ranks);
+  }
   if (!a.late_rank.empty()) {  // R or R:SECONDS
     auto colon = a.late_rank.find(':');
     try {
@@ -230,6 +263,9 @@ void register_run(CLI::App& app, Context& ctx) {
                   "train: measured steps per configuration (default: 10, 8 with --quick, more until 0.5 s)");
   cmd->add_option("--op", args->op, "reduction: sum | max | min");
   cmd->add_option("--levels", args->levels, "world,intra,inter");
+  cmd->add_option("--ranks", args->ranks,
+                  "comm: the rank sweep in one launch, A:B or a list (each on the level's first p ranks; default "
+                  "all ranks)");
   cmd->add_option("--check", args->check, "validated iterations per size (0 disables)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--window", args->window, "messages in flight for bandwidth benchmarks");
@@ -246,6 +282,9 @@ void register_run(CLI::App& app, Context& ctx) {
     comm::Options comm_opts = comm_options(*args);
     compute::SuiteOptions compute_opts = compute_options(*args);
     Runtime rt(ctx.argc, ctx.argv);
+    if (!comm_opts.rank_counts.empty() && comm_opts.rank_counts.back() > rt.size())  // before any file is made
+      throw UsageError("--ranks: " + std::to_string(comm_opts.rank_counts.back()) +
+                       " ranks asked for, the launch has " + std::to_string(rt.size()));
     try {
       std::string path = args->output;
       if (path.empty()) {
