@@ -140,6 +140,8 @@ model::CommOp send_op(int stage, const char* what, std::int64_t elements) {
 
 template <class S>
 TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI_Comm world) {
+  if (o.gradient_norm && c.ranks() != 1)
+    throw UsageError("the gradient norm (a test hook) is recorded on one rank only");
   Layout layout(c, world);
   const int M = c.micro_batches();
   const std::int64_t T = std::int64_t(c.micro_batch) * c.seq;
@@ -195,7 +197,7 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
   for (int step = 0; step < o.warmup + max_steps; ++step) {
     if (step >= o.warmup && measured >= o.steps && measured_seconds >= o.min_seconds) break;
     // Data staging (a data loader's job) is not part of the step.
-    fill_step_data(rows, targets, o.seed, step, c.global_batch, layout.dp_rank, c.micro_batch, c.seq, c.vocab,
+    fill_step_data(rows, targets, o.seed, o.repeat_first_batch ? 0 : step, c.global_batch, layout.dp_rank, c.micro_batch, c.seq, c.vocab,
                    vocab_shard * layout.tp_rank, vocab_shard);
     Kokkos::fence();
     barrier(layout.world, o.wait);
@@ -241,6 +243,14 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
     rec.set_pass(Pass::backward);
     dp.finish();
     rec.trace_dp(nullptr);
+    if (o.gradient_norm) {
+      const auto g = store.grads();
+      double norm2 = 0;
+      Kokkos::parallel_reduce(
+          "sextant::train::gradient_norm", Kokkos::RangePolicy<Exec>(0, g.extent(0)),
+          KOKKOS_LAMBDA(const std::int64_t i, double& sum) { sum += double(g(i)) * double(g(i)); }, norm2);
+      result.gradient_norm2.push_back(norm2);
+    }
     rec.trace_phase(tracing ? &traced.optimizer : nullptr);
     optimizer.step(step + 1);
     rec.trace_phase(nullptr);

@@ -31,6 +31,10 @@ struct TrainRunOptions {
   double lr = 1e-2, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   bool trace = false;    // record the ops of step 0 into TrainResult::executed
   bool profile = false;  // time per (kernel, shape) over the measured steps: TrainResult::kernels
+  // Test hooks for the gradient check (one rank only): every step trains on step 0's
+  // samples, and the squared norm of each step's gradient is recorded.
+  bool repeat_first_batch = false;
+  bool gradient_norm = false;
 };
 
 // Seconds one rank spent in one step, by kind. compute = kernels (fenced); *_comm =
@@ -55,6 +59,7 @@ struct TrainResult {
   model::TrainConfig config;
   int ranks = 1, steps = 0, warmup = 0;
   std::vector<double> loss;        // warmup + steps entries: mean token loss of each step
+  std::vector<double> gradient_norm2;  // with options.gradient_norm: |g|^2 of each step's gradient
   std::vector<double> step_time;   // steps entries: max over ranks of the rank's step time
   std::vector<PhaseTimes> samples; // steps x ranks, row-major: every rank's phases per step
   std::vector<RankCoords> coords;  // per world rank: its place on the grid

@@ -4,6 +4,8 @@
 // 2. What every rank executed in step 0 (traced) is its stage's plan (plan_step):
 //    the same ops in the same order, names, kernels, families, shapes, FLOPs and bytes,
 //    the same communication with the same sizes.
+// One rank has no other layout to compare with: --gradient-check checks its gradient
+// against a central difference of its loss instead (gradient_check below).
 // --expect-decrease adds: the loss falls over the run (first step vs mean of the last 3).
 #include <CLI/CLI.hpp>
 
@@ -70,6 +72,47 @@ std::string compare(const model::StagePlan& got, const model::StagePlan& want) {
   return "";
 }
 
+// The gradient against the loss it is the gradient of (one rank, float64). With SGD on a
+// repeated batch, step 1's loss is L(p0 - lr g), so a central difference in lr gives the
+// directional derivative along the computed gradient, -g . grad L, which equals -|g|^2
+// exactly when g is the gradient (a wrong term anywhere in backward makes g . grad L and
+// |g|^2 differ by that term's share). The learning rate moves the loss by about 1e-4 of
+// itself: the truncation error of the difference is then ~1e-8 relative and the
+// rounding error ~1e-9 (loss sums of ~1e3 terms at u = 1.1e-16 each), so the limit
+// 1e-6 has a margin of 100 over both, and a factor 2 on a gradient holding 0.1% of
+// |g|^2 still fails it by 1000x.
+int gradient_check(model::TrainConfig c, train::TrainRunOptions o) {
+  c.optimizer = model::Optimizer::sgd;
+  c.dtype = "float64";
+  o.repeat_first_batch = o.gradient_norm = true;
+  o.warmup = 0, o.steps = 2, o.max_steps = 0, o.min_seconds = 0;
+  auto loss_after_one_step = [&](double lr, double* norm2) {
+    o.lr = lr;
+    auto r = train::run_training(c, o, MPI_COMM_SELF);
+    if (norm2) *norm2 = r.gradient_norm2.at(0);
+    return std::pair{r.loss.at(0), r.loss.at(1)};
+  };
+  double g2 = 0;
+  auto [l0, l0_again] = loss_after_one_step(0, &g2);
+  const double lr = 1e-4 * l0 / g2;
+  const double plus = loss_after_one_step(lr, nullptr).second, minus = loss_after_one_step(-lr, nullptr).second;
+  const double derivative = (plus - minus) / (2 * lr);  // d/dlr L(p0 - lr g) = -g . grad L
+  const double difference = std::fabs(-derivative - g2) / g2;
+  std::printf("gradient check: L(p0) %.16g (after a step of lr 0: %.16g), |g|^2 %.10g, central difference of "
+              "L(p0 - lr g) at lr %.3g: g . grad L = %.10g, relative difference %.3g (limit 1e-6)\n",
+              l0, l0_again, g2, lr, -derivative, difference);
+  int failures = 0;
+  if (l0_again != l0) {
+    std::printf("FAIL: a step with learning rate 0 changed the loss on the same batch\n");
+    ++failures;
+  }
+  if (!(g2 > 0) || !(difference <= 1e-6)) {
+    std::printf("FAIL: the computed gradient is not the gradient of the loss\n");
+    ++failures;
+  }
+  return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,7 +123,7 @@ int main(int argc, char** argv) {
   train::TrainRunOptions o;
   o.warmup = 0;
   std::string schedule = "1f1b", optimizer = "adamw", dense = model::to_string(train::default_dense_path());
-  bool expect_decrease = false;
+  bool expect_decrease = false, check_gradient = false;
   app.add_option("--layers", c.layers);
   app.add_option("--hidden", c.hidden);
   app.add_option("--heads", c.heads);
@@ -101,6 +144,7 @@ int main(int argc, char** argv) {
   app.add_option("--steps", o.steps);
   app.add_option("--lr", o.lr);
   app.add_flag("--expect-decrease", expect_decrease);
+  app.add_flag("--gradient-check", check_gradient, "one rank: the gradient against a central difference of the loss");
   CLI11_PARSE(app, argc, argv);
   c.schedule = schedule == "gpipe" ? model::Schedule::gpipe : model::Schedule::one_f_one_b;
   c.optimizer = optimizer == "sgd" ? model::Optimizer::sgd : model::Optimizer::adamw;
@@ -115,41 +159,48 @@ int main(int argc, char** argv) {
     auto result = train::run_training(c, o, rt.world());
     const double t_layout = MPI_Wtime() - t0;
 
-    // The single-rank reference, on rank 0 alone (the others wait, yielding).
-    model::TrainConfig one = c;
-    one.dp = one.tp = one.pp = 1;
-    std::vector<double> reference(result.loss.size());
-    const double t1 = MPI_Wtime();
-    if (rt.is_root()) reference = train::run_training(one, o, MPI_COMM_SELF).loss;
-    bcast(reference.data(), int(reference.size()), MPI_DOUBLE, 0, rt.world(), WaitMode::yield);
-    const double t_reference = MPI_Wtime() - t1;
+    // The single-rank reference, on rank 0 alone (the others wait, yielding). A one-rank
+    // layout has none to compare with (it would be itself): the gradient check is its truth.
+    if (c.ranks() > 1) {
+      model::TrainConfig one = c;
+      one.dp = one.tp = one.pp = 1;
+      std::vector<double> reference(result.loss.size());
+      const double t1 = MPI_Wtime();
+      if (rt.is_root()) reference = train::run_training(one, o, MPI_COMM_SELF).loss;
+      bcast(reference.data(), int(reference.size()), MPI_DOUBLE, 0, rt.world(), WaitMode::yield);
+      const double t_reference = MPI_Wtime() - t1;
 
-    // Tolerance: layouts differ only in the order of floating-point sums (tp splits the
-    // GEMM reductions, dp and micro-batches split the gradient and loss sums). One sum
-    // of n terms reordered moves by at most (n - 1) u sum |x_i|; the longest reduction
-    // here is n = max(4 hidden, vocab, tokens per step), and K steps of training carry
-    // such perturbations forward. Allow K n u with a factor 100 for the conditioning of
-    // the sums and the optimizer's amplification of small relative changes (AdamW divides
-    // by sqrt(v)); a real error (a missing allreduce, a wrong shard) moves the loss by
-    // orders of magnitude more (>= 1e-4 relative after a few steps).
-    const double u = c.dtype == "float64" ? 0x1.0p-53 : 0x1.0p-24;
-    const double n = std::max({4.0 * c.hidden, double(c.vocab), double(c.global_batch) * c.seq});
-    const double tolerance = 100 * double(o.steps) * n * u;
-    double worst = 0;
-    for (std::size_t s = 0; s < reference.size(); ++s)
-      worst = std::max(worst, std::fabs(result.loss[s] - reference[s]) / std::fabs(reference[s]));
-    if (rt.is_root()) {
-      std::printf("layout dp %d tp %d pp %d: %zu steps in %.2f s, reference %.2f s\n", c.dp, c.tp, c.pp,
-                  result.loss.size(), t_layout, t_reference);
-      std::printf("%-5s %-22s %-22s %s\n", "step", "loss", "single-rank", "rel. difference");
+      // Tolerance: layouts differ only in the order of floating-point sums (tp splits the
+      // GEMM reductions, dp and micro-batches split the gradient and loss sums). One sum
+      // of n terms reordered moves by at most (n - 1) u sum |x_i|; the longest reduction
+      // here is n = max(4 hidden, vocab, tokens per step), and K steps of training carry
+      // such perturbations forward. Allow K n u with a factor 100 for the conditioning of
+      // the sums and the optimizer's amplification of small relative changes (AdamW divides
+      // by sqrt(v)); a real error (a missing allreduce, a wrong shard) moves the loss by
+      // orders of magnitude more (>= 1e-4 relative after a few steps).
+      const double u = c.dtype == "float64" ? 0x1.0p-53 : 0x1.0p-24;
+      const double n = std::max({4.0 * c.hidden, double(c.vocab), double(c.global_batch) * c.seq});
+      const double tolerance = 100 * double(o.steps) * n * u;
+      double worst = 0;
       for (std::size_t s = 0; s < reference.size(); ++s)
-        std::printf("%-5zu %-22.16g %-22.16g %.3g\n", s, result.loss[s], reference[s],
-                    std::fabs(result.loss[s] - reference[s]) / std::fabs(reference[s]));
-      std::printf("worst relative difference %.3g, tolerance %.3g\n", worst, tolerance);
-      if (!(worst <= tolerance)) {
-        std::printf("FAIL: the loss curve differs from the single-rank run\n");
-        ++failures;
+        worst = std::max(worst, std::fabs(result.loss[s] - reference[s]) / std::fabs(reference[s]));
+      if (rt.is_root()) {
+        std::printf("layout dp %d tp %d pp %d: %zu steps in %.2f s, reference %.2f s\n", c.dp, c.tp, c.pp,
+                    result.loss.size(), t_layout, t_reference);
+        std::printf("%-5s %-22s %-22s %s\n", "step", "loss", "single-rank", "rel. difference");
+        for (std::size_t s = 0; s < reference.size(); ++s)
+          std::printf("%-5zu %-22.16g %-22.16g %.3g\n", s, result.loss[s], reference[s],
+                      std::fabs(result.loss[s] - reference[s]) / std::fabs(reference[s]));
+        std::printf("worst relative difference %.3g, tolerance %.3g\n", worst, tolerance);
+        if (!(worst <= tolerance)) {
+          std::printf("FAIL: the loss curve differs from the single-rank run\n");
+          ++failures;
+        }
       }
+    } else if (check_gradient) {
+      failures += gradient_check(c, o);
+    }
+    if (rt.is_root()) {
       if (expect_decrease) {
         const auto& l = result.loss;
         const double tail = l.size() >= 3 ? (l[l.size() - 1] + l[l.size() - 2] + l[l.size() - 3]) / 3 : l.back();
