@@ -32,6 +32,17 @@ expect_rc 0 "$sextant" predict "$work/merged.model.h5" --op gemm --shape 300,300
 contains "$out" "gemm M=300,N=300,K=300"
 expect_rc 0 "$sextant" report "$golden/comm-v1.h5" --model "$golden/comm-v1.model.h5" -o "$work/report"
 
+# Results without pingpong: the collectives are fitted (direct view), and a prediction at
+# another rank count says that there is no link to cost an algorithm on.
+cp "$golden/comm-v1.h5" "$work/no-pingpong.h5"
+"$python" -c 'import h5py, sys
+with h5py.File(sys.argv[1], "r+") as f: del f["comm/world/pingpong"]' "$work/no-pingpong.h5"
+expect_rc 0 "$sextant" fit "$work/no-pingpong.h5" -o "$work/no-pingpong.model.h5"
+expect_rc 0 "$sextant" predict "$work/no-pingpong.model.h5" --op allreduce --bytes 4K --ranks 8
+contains "$out" "no algorithm view for allreduce"
+expect_rc 1 "$sextant" predict "$work/no-pingpong.model.h5" --op pingpong --bytes 8
+contains "$err" "no model for 'pingpong'"
+
 # Merge conflicts: the compute measurements of two runs (one run's machine each) are
 # refused, naming both inputs; inputs from different CPUs merge with a warning naming them.
 cp "$golden/compute-v1.h5" "$work/other-cpu.h5"
