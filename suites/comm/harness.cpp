@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -213,8 +214,8 @@ class Sweep {
       } else {
         double target = start + static_cast<double>(k) * window - clock.offset;  // local clock
         bool forced_late = rt_.rank() == o_.late_rank;
-        if (forced_late && o_.late_seconds > 0) {
-          for (double until = MPI_Wtime() + o_.late_seconds; MPI_Wtime() < until;) {}
+        if (forced_late && o_.late_seconds > 0) {  // asleep, so that it holds no CPU another rank needs
+          std::this_thread::sleep_for(std::chrono::duration<double>(o_.late_seconds));
           forced_late = false;
         }
         bool late = forced_late || MPI_Wtime() > target;
@@ -297,10 +298,11 @@ class Sweep {
     std::vector<double> collective;  // valid collective times, root only
     for (int attempt = 1;; ++attempt) {
       window = time_until_stop(b, cases, clock, window, s, collective);
-      int retry = is_root() && o_.sync == SyncMode::window && collective.size() < needed && attempt < max_attempts;
+      int retry = is_root() && o_.sync == SyncMode::window && collective.size() < needed && attempt < max_attempts &&
+                  window < max_window();
       bcast(&retry, 1, MPI_INT, 0, comm_, wait_);
       if (!retry) break;
-      window *= 4;
+      window = std::min(4 * window, max_window());
     }
     s.sync_window = o_.sync == SyncMode::window ? window : nan;
     if (is_root()) {
@@ -325,6 +327,12 @@ class Sweep {
     if (b.nonblocking && !missing) measure_overlap(b, cases, s);
     if (missing) s.overlapped = s.compute = s.overlap_percent = nan;
     return s;
+  }
+
+  // The widest window: one whose minimum repetitions fit in the longest budget a size
+  // may take (10 x --budget, see time_until_stop), twice over.
+  double max_window() const {
+    return 10 * o_.budget_seconds / (2.0 * static_cast<double>(std::max<std::size_t>(o_.min_iterations, 1)));
   }
 
   static stats::Summary not_measured() {
@@ -364,10 +372,16 @@ class Sweep {
           else ++late_in_batch;
         }
         s.late += late_in_batch;
+        // A wide window must still leave room for the minimum repetitions: the budget
+        // is at least twice what they take at the current window, up to 10 times the
+        // budget asked for (a size whose starts stay late is not measured for ever).
+        rule.budget_seconds = std::clamp(2.0 * static_cast<double>(first_batch) * window, o_.budget_seconds,
+                                         10 * o_.budget_seconds);
         if (auto stop = stats::should_stop(rule, collective, MPI_Wtime() - t_begin)) verdict = 1 + static_cast<int>(*stop);
         if (!verdict && done + batch >= o_.max_iterations) verdict = 1 + static_cast<int>(stats::StopReason::iteration_cap);
         mostly_late = late_in_batch * 2 > batch;
-        if (mostly_late) window *= 2;  // too many late starts: widen the window
+        if (mostly_late && window >= max_window()) verdict = 1 + static_cast<int>(stats::StopReason::budget);
+        if (mostly_late) window = std::min(2 * window, max_window());  // too many late starts: widen the window
       }
       double shared[3] = {static_cast<double>(verdict), window, static_cast<double>(mostly_late)};
       bcast(shared, 3, MPI_DOUBLE, 0, comm_, wait_);
