@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
     auto model = sextant::model::CommModel::read(argv[1]);
     auto ping = model.predict("pingpong", 8, 2, "world", "byte");
     auto ar = model.predict("allreduce", 1 << 20, 2, "world", "float32");
-    std::printf("fits %zu\npingpong_8B_s %.9g\nallreduce_1MiB_s %.9g\n", model.fits.size(), ping.seconds, ar.seconds);
+    std::printf("fits %zu\npingpong_8B_s %.17g\nallreduce_1MiB_s %.17g\n", model.fits.size(), ping.seconds, ar.seconds);
     return ping.seconds > 0 && ar.seconds > ping.seconds ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "consumer: %s\n", e.what());

@@ -12,16 +12,16 @@ expect_rc 0 "$work/build/consumer" "$model"
 echo "$out"
 contains "$out" "pingpong_8B_s"
 consumer_out=$out
-# The same numbers as the sextant command prints (it rounds to 4 significant digits:
-# agreement within 0.1% is agreement to its last digit).
+# The same numbers as the sextant command gives: its --json document carries them at
+# full precision, so library and command must agree to the last bits (1e-12 relative).
 same_as_cli() {  # same_as_cli KEY OP BYTES DTYPE
   local ours theirs
   ours=$(sed -n "s/^$1 //p" <<<"$consumer_out")
-  expect_rc 0 "$sextant" predict "$model" --op "$2" --bytes "$3" --ranks 2 --dtype "$4"
-  theirs=$(sed -n 's/^[^:]*: \([0-9.]*\) \(ns\|us\|ms\|s\) .*/\1 \2/p' <<<"$out" | head -1)
-  [ -n "$ours" ] && [ -n "$theirs" ] || fail "no $2 prediction to compare: consumer '$ours', sextant '$out'"
-  awk -v a="$ours" -v t="$theirs" 'BEGIN { split(t, v, " "); s = v[1] * (v[2] == "ns" ? 1e-9 : v[2] == "us" ? 1e-6 : v[2] == "ms" ? 1e-3 : 1);
-    d = a / s - 1; if (d < 0) d = -d; printf "%s: library %.6g s, sextant predict %.4g s (%.3f%% apart)\n", "'"$2"'", a, s, 100 * d; exit d > 1e-3 }' \
+  expect_rc 0 "$sextant" predict "$model" --op "$2" --bytes "$3" --ranks 2 --dtype "$4" --json "$work/p.json"
+  theirs=$(sed -n 's/^ *"seconds": \([-+0-9.eE]*\),*$/\1/p' "$work/p.json")
+  [ -n "$ours" ] && [ -n "$theirs" ] || fail "no $2 prediction to compare: consumer '$ours', sextant '$theirs'"
+  awk -v a="$ours" -v s="$theirs" 'BEGIN { d = a / s - 1; if (d < 0) d = -d;
+    printf "%s: library %.17g s, sextant predict %.17g s (%.3g apart)\n", "'"$2"'", a, s, d; exit d > 1e-12 }' \
     || fail "$2: the library and sextant predict disagree"
 }
 same_as_cli pingpong_8B_s pingpong 8 byte
