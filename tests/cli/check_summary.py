@@ -35,9 +35,13 @@ def tables(text):
 
 
 def agrees(printed, value):
-    """Whether `printed` (e.g. '4.368', '+0.3') is value rounded to its digits."""
+    """Whether `printed` (e.g. '4.368', '+0.3') is value rounded to its digits ('-' is no value)."""
+    try:
+        number = float(printed)
+    except ValueError:
+        return False
     decimals = len(printed.split(".")[1]) if "." in printed else 0
-    return abs(float(printed) - value) <= 0.5 * 10 ** -decimals + 1e-12
+    return abs(number - value) <= 0.5 * 10 ** -decimals + 1e-12
 
 
 def find(tabs, prefix):
