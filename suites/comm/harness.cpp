@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -13,10 +12,11 @@
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/error.hpp"
-#include "core/replace_file.hpp"
 #include "suites/comm/clock.hpp"
+#include "suites/common/json_results.hpp"
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
 
@@ -398,7 +398,6 @@ class Sweep {
     }
   }
 
-
   // OMB-NBC: compute for as long as the pure operation takes, overlapped with it.
   void measure_overlap(const Benchmark& b, std::vector<Case>& cases, SizeResult& s) {
     double pure = s.time.median;
@@ -578,15 +577,8 @@ void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o
   file.flush();
 }
 
-// The whole document, rewritten after every benchmark (so an interrupted run keeps what
-// finished); a path that cannot be written is an error, not a silent loss.
-void write_json(const std::string& path, const nlohmann::json& doc) {
-  replace_file_contents(path, doc.dump(1) + "\n");
-}
-
-Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
+Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, JsonResults* json) {
   WaitMode wait = o.wait.value_or(rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
-  if (rt.is_root() && !o.json_path.empty()) write_json(o.json_path, nlohmann::json::array());  // writable? before measuring
   if (rt.is_root() && rt.oversubscribed())
     std::fprintf(stderr,
                  "sextant: WARNING: %d ranks on a node with %d usable CPUs: oversubscribed, timings are not "
@@ -615,7 +607,6 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
       if (!b->typed) break;
     }
   double t_start = MPI_Wtime();
-  nlohmann::json json = nlohmann::json::array();
   long long counts_here[2] = {0, 0};  // wrong values, unmeasured sizes
 
   for (auto level : o.levels) {
@@ -674,10 +665,7 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results) {
             if (rt.is_root()) {
               std::printf("\n");
               if (results) write_results(*results, r, o, rt.oversubscribed());
-              if (!o.json_path.empty()) {
-                json.push_back(to_json(r, o));
-                write_json(o.json_path, json);
-              }
+              if (json) json->append("comm", to_json(r, o));
             }
           } else {
             done_sizes += sizes.size();

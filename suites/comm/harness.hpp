@@ -14,6 +14,7 @@
 namespace sextant {
 class Runtime;
 class ResultsFile;
+class JsonResults;
 }  // namespace sextant
 
 namespace sextant::comm {
@@ -45,7 +46,6 @@ struct Options {
   MemoryKind memory = MemoryKind::host;
   int window = 64;
   std::optional<WaitMode> wait;  // default: yield when oversubscribed
-  std::string json_path;
   int corrupt_rank = -1;         // test hook: this rank corrupts its received data
   // Test hook for window synchronisation: this rank starts late, by late_seconds before
   // every start (the window must widen past it), or always when late_seconds is 0.
@@ -87,8 +87,9 @@ struct Outcome {
   long long unmeasured = 0;  // sizes stored as missing (no valid repetition)
 };
 
-// Runs every selected benchmark.
-Outcome run_comm_suite(Runtime& rt, const Options& options, ResultsFile* results);
+// Runs every selected benchmark; each is written to `results` and `json` (either may be
+// null; rank 0's are used) as it finishes.
+Outcome run_comm_suite(Runtime& rt, const Options& options, ResultsFile* results, JsonResults* json = nullptr);
 
 // Writes one benchmark's results under comm/<level>/<benchmark>/<dtype>/p<ranks>.
 void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o, bool oversubscribed);

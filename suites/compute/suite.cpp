@@ -8,6 +8,7 @@
 
 #include "core/units.hpp"
 #include "kernels/registry.hpp"
+#include "suites/common/json_results.hpp"
 #include "suites/common/mpi.hpp"
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
@@ -108,7 +109,32 @@ bool is_kernel(const std::string& name) {
   return std::any_of(all.begin(), all.end(), [&](const KernelDescription& k) { return k.name == name; });
 }
 
-long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFile* results) {
+namespace {
+
+// The measurements as the JSON results document holds them (docs/file-formats.md):
+// the statistics of the results file's /compute, without the samples.
+nlohmann::json to_json(const std::vector<KernelMeasurement>& kernels, const WorkingSetSweep& sweep) {
+  nlohmann::json k = nlohmann::json::array(), curves = nlohmann::json::array();
+  for (const auto& m : kernels)
+    k.push_back({{"kernel", m.name}, {"family", m.family}, {"pass", m.pass}, {"dtype", m.dtype}, {"shape", m.shape},
+                 {"flops", m.flops}, {"bytes", m.bytes}, {"flush_bytes", m.flush_bytes},
+                 {"median_s", m.summary.median}, {"ci_lo_s", m.summary.ci_lo}, {"ci_hi_s", m.summary.ci_hi},
+                 {"min_s", m.summary.min}, {"cv", m.summary.cv}, {"reps", m.seconds.size()},
+                 {"stop", stats::to_string(m.stop_reason)}, {"valid", m.valid}, {"flop_rate", m.flop_rate()},
+                 {"byte_rate", m.byte_rate()}});
+  for (const auto& c : sweep.curves) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : c.points)
+      points.push_back({{"working_set_bytes", p.bytes}, {"bandwidth_Bps", p.gbytes_per_s * 1e9},
+                        {"best_bandwidth_Bps", p.best_gbytes_per_s * 1e9}, {"median_s", p.summary.median}});
+    curves.push_back({{"kernel", c.kernel}, {"dtype", sweep.dtype}, {"points", std::move(points)}});
+  }
+  return {{"kernels", std::move(k)}, {"working_set_sweep", std::move(curves)}};
+}
+
+}  // namespace
+
+long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFile* results, JsonResults* json) {
   if (rt.is_root() && rt.oversubscribed())
     std::fprintf(stderr, "sextant: WARNING: oversubscribed: compute timings are not meaningful\n");
   int threads = Kokkos::DefaultExecutionSpace().concurrency();
@@ -167,6 +193,13 @@ long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFil
       results->flush();
       write_sweep(*results, sweep);
       results->flush();
+    }
+    if (json) {
+      auto doc = to_json(kernels, sweep);
+      const auto isa = kernels::compiled_isa();
+      doc["threads"] = threads;
+      doc["isa"] = isa.name;
+      json->set("compute", std::move(doc));
     }
   }
   long long total = 0;

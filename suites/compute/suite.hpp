@@ -7,6 +7,7 @@
 namespace sextant {
 class Runtime;
 class ResultsFile;
+class JsonResults;
 }  // namespace sextant
 
 namespace sextant::compute {
@@ -19,7 +20,9 @@ struct SuiteOptions {
 // Is this a kernel of the registry (measurable by name)?
 bool is_kernel(const std::string& name);
 
-// Returns the number of kernel cases that failed validation (on any rank).
-long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFile* results);
+// Returns the number of kernel cases that failed validation (on any rank). Rank 0 writes
+// the measurements to `results` and `json` (either may be null).
+long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFile* results,
+                            JsonResults* json = nullptr);
 
 }  // namespace sextant::compute

@@ -8,7 +8,9 @@
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "models/json.hpp"
 #include "models/step_predictor.hpp"
+#include "suites/common/json_results.hpp"
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
 
@@ -89,7 +91,7 @@ std::vector<SweepEntry> default_sweep(int ranks) {
 }
 
 std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>& sweep, const SweepOptions& o,
-                                      ResultsFile* results) {
+                                      ResultsFile* results, JsonResults* json) {
   std::optional<model::CommModel> comm;
   std::optional<model::ComputeModel> compute;
   if (rt.is_root()) {
@@ -141,6 +143,12 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
                 row.measured * 1e3, ci, row.predicted * 1e3, 100 * row.error, row.predicted_models_only * 1e3,
                 100 * row.error_models_only, row.loss_first, row.loss_last);
     std::fflush(stdout);
+    if (json)
+      json->append("train", {{"configuration", entry.name}, {"config", entry.config},
+                             {"measured_median_s", row.measured}, {"measured_ci_s", {row.ci_lo, row.ci_hi}},
+                             {"step_times_s", r.step_time}, {"loss", r.loss}, {"prediction", predicted},
+                             {"error", row.error}, {"predicted_models_only_s", row.predicted_models_only},
+                             {"error_models_only", row.error_models_only}, {"oversubscribed", rt.oversubscribed()}});
     if (results) {
       h5::Group g = results->group("train/" + entry.name);
       const auto& c = entry.config;

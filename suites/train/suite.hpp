@@ -11,6 +11,7 @@
 namespace sextant {
 class Runtime;
 class ResultsFile;
+class JsonResults;
 }  // namespace sextant
 
 namespace sextant::train {
@@ -46,7 +47,7 @@ struct SweepRow {
 
 // Collective over MPI_COMM_WORLD; rank 0 predicts, prints and records. Returns the rows (rank 0).
 std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>& sweep, const SweepOptions& options,
-                                      ResultsFile* results);
+                                      ResultsFile* results, JsonResults* json = nullptr);
 
 // The 'median |error| X%  max |error| Y%' line.
 std::string summary_line(const std::vector<SweepRow>& rows);

@@ -15,18 +15,17 @@ the wrong units, a lost segment or a wrong interpolation is off by far more. Siz
 64 KiB up are printed, not judged (the quick sweep has one or two of them, and the
 piecewise fit's last segment needs more points than that: errors up to -65% there are
 the model's, reported by the held-out check). Every benchmark with a model must answer.
-Reads the results with h5py alone (docs/file-formats.md).
+Reads the results with h5py alone and the predictions from `predict --json -`
+(docs/file-formats.md).
 """
 import argparse
-import re
+import json
 import statistics
 import subprocess
 import sys
 
 import h5py
 
-UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-TIME = re.compile(r":\s*([0-9.eE+-]+) (ns|us|ms|s)\s+\[")
 SMALL = 64 * 1024
 
 
@@ -52,15 +51,19 @@ def main():
                     streaming = bench in ("bandwidth", "bibandwidth", "multi_bandwidth")
                     per_message = float(g.attrs["window"]) if streaming else 1.0
                     for n, t in zip(sizes, medians):
+                        if not t > 0:  # stored as not measured: nothing to compare
+                            continue
                         r = subprocess.run([a.sextant, "predict", a.model, "--op", bench, "--bytes", str(int(n)),
-                                            "--dtype", dtype, "--ranks", str(ranks)],
+                                            "--dtype", dtype, "--ranks", str(ranks), "--json", "-"],
                                            capture_output=True, text=True, timeout=60)
-                        m = TIME.search(r.stdout)
-                        if r.returncode != 0 or not m:
+                        try:
+                            pred = json.loads(r.stdout)["seconds"] if r.returncode == 0 else None
+                        except (ValueError, KeyError):
+                            pred = None
+                        if not (isinstance(pred, float) and pred > 0):
                             problems.append(f"{bench} {dtype} {int(n)} B on {ranks}: no prediction "
                                             f"({(r.stderr or r.stdout).strip()[:120]})")
                             continue
-                        pred = float(m.group(1)) * UNITS[m.group(2)]
                         err = 100 * (pred / (t / per_message) - 1)
                         (small if n < SMALL else large).append((abs(err), bench, dtype, int(n)))
     for name, rows in (("below 64 KiB", small), ("64 KiB and up", large)):

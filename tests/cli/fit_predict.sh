@@ -3,10 +3,24 @@
 # interval, explains its terms, and says when it extrapolates.
 source "$(dirname "$0")/../lib.sh"
 sextant=$1 results=$2 model=$3 python=$4
-expect_rc 0 "$sextant" fit "$results" -o "$model"
+expect_rc 0 "$sextant" fit "$results" -o "$model" --json "$work/fit.json"
 contains "$out" "pingpong"
 contains "$out" "allreduce"
 [ -f "$model" ] || fail "no model file written"
+# fit --json holds what the model file holds: every fit's segments, the same doubles.
+"$python" - "$work/fit.json" "$model" <<'PY' || fail "fit --json differs from the model file"
+import json, sys, h5py
+doc = json.load(open(sys.argv[1]))
+assert doc["schema"] == "sextant.fit" and doc["model_file"] == sys.argv[2], doc["schema"]
+with h5py.File(sys.argv[2], "r") as m:
+    groups = [(l, b, d, p) for l in m["comm"] for b in m["comm"][l] for d in m["comm"][l][b] for p in m["comm"][l][b][d]]
+    assert len(doc["comm"]["fits"]) == len(groups), (len(doc["comm"]["fits"]), len(groups))
+    for f in doc["comm"]["fits"]:
+        g = m[f"comm/{f['level']}/{f['benchmark']}/{f['dtype']}/p{f['ranks']}"]
+        assert [s["alpha_s"] for s in f["segments"]] == list(g["alpha"][()]), f["benchmark"]
+        assert [s["beta_s_per_byte"] for s in f["segments"]] == list(g["beta"][()]), f["benchmark"]
+    print("fit --json: %d fits, the model file's alpha and beta" % len(doc["comm"]["fits"]))
+PY
 leftovers=$(find "$(dirname "$model")" -maxdepth 1 -name ".$(basename "$model").*" -o -name "$(basename "$model").tmp")
 [ -z "$leftovers" ] || fail "temporary model file left behind: $leftovers"
 
@@ -60,10 +74,13 @@ contains "$out" "does not scale with ranks"
 # Held-out check: fitted on every other size, judged on the others. Limit: median MAPE
 # over benchmarks below 64 KiB <= 15% (six quick 2-rank runs on the shared 2-core VM:
 # 7.5-9.1%; goal 5%); a fit that cannot interpolate is far above it.
-expect_rc 0 "$sextant" fit "$results" --holdout
-contains "$out" "allreduce"
-holdout=$(sed -n 's/^over benchmarks: <64KiB median \([0-9.]*\)%.*/\1/p' <<<"$out")
-[ -n "$holdout" ] || fail "no held-out summary line: $out"
+# The median is computed here from the rows of `fit --holdout --json`.
+expect_rc 0 "$sextant" fit "$results" --holdout --json "$work/holdout.json"
+holdout=$("$python" -c 'import json, statistics, sys
+rows = json.load(open(sys.argv[1]))["comm"]
+small = [r["mape_below_64KiB_percent"] for r in rows if r["held_out_below_64KiB"] > 0]
+assert any(r["benchmark"] == "allreduce" for r in rows) and small, rows
+print("%.2f" % statistics.median(small))' "$work/holdout.json") || fail "no held-out rows in the JSON"
 echo "held-out median MAPE below 64 KiB: $holdout% (limit 15%, goal 5%)"
 awk -v m="$holdout" 'BEGIN { exit !(m <= 15) }' || fail "held-out median MAPE $holdout% > 15%"
 

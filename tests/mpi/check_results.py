@@ -1,7 +1,7 @@
 """Checks a comm-suite results file with h5py alone (independent of sextant's reader).
 
 usage: check_results.py FILE --ranks N [--all] [--oversubscribed] [--wrong] [--window] [--levels L,...]
-                        [--late-rank R [--widened SECONDS]] [--rank-counts P,...]
+                        [--late-rank R [--widened SECONDS]] [--rank-counts P,...] [--json FILE]
 """
 import argparse
 import math
@@ -26,6 +26,7 @@ ap.add_argument("--oversubscribed", action="store_true")
 ap.add_argument("--wrong", action="store_true", help="expect wrong values to be recorded")
 ap.add_argument("--window", action="store_true", help="window sync: every group says so, clock residual recorded")
 ap.add_argument("--levels", help="the level groups the file must hold, exactly (e.g. world,intra)")
+ap.add_argument("--json", help="the run's --json document: the same statistics as the file, complete")
 ap.add_argument("--rank-counts", help="a rank sweep: every benchmark must hold exactly these rank groups "
                 "(default: the launch's ranks)")
 ap.add_argument("--late-rank", type=int, help="the run forced this rank's window starts late (--test-late-rank): "
@@ -124,6 +125,36 @@ with h5py.File(a.file, "r") as f:
         errors.append("expected wrong values recorded, found none")
     if not a.wrong and total_wrong != 0:
         errors.append(f"{total_wrong} wrong values recorded")
+
+if a.json:
+    # The JSON document (docs/file-formats.md) against the HDF5 file: every group's
+    # statistics, equal (JSON null where the file has NaN).
+    import json
+    doc = json.load(open(a.json))
+    if (doc.get("schema"), doc.get("schema_version"), doc.get("suite"), doc.get("complete")) != \
+            ("sextant.results.json", 1, "comm", True):
+        errors.append(f"{a.json}: header {doc.get('schema')} {doc.get('schema_version')} {doc.get('suite')} "
+                      f"complete={doc.get('complete')}")
+    if doc.get("meta", {}).get("ranks") != a.ranks:
+        errors.append(f"{a.json}: meta ranks {doc.get('meta', {}).get('ranks')}")
+    with h5py.File(a.file, "r") as f:
+        seen = 0
+        for item in doc.get("comm", []):
+            path = f"comm/{item['level']}/{item['benchmark']}/{item['dtype']}/p{item['ranks']}"
+            if path not in f:
+                errors.append(f"{a.json}: {path} is not in the results file")
+                continue
+            seen += 1
+            g = f[path]
+            for k, key in (("median", "median_s"), ("ci_lo", "ci_lo_s"), ("p99", "p99_s")):
+                stored = [None if math.isnan(v) else float(v) for v in g[k][()]]
+                if [s_.get(key) for s_ in item["sizes"]] != stored:
+                    errors.append(f"{a.json}: {path} {key} differs from the file's {k}")
+            if [s_["bytes"] for s_ in item["sizes"]] != [int(b) for b in g["bytes"][()]]:
+                errors.append(f"{a.json}: {path} sizes differ from the file's")
+        groups = sum(len(f["comm"][l][b][d]) for l in f["comm"] for b in f["comm"][l] for d in f["comm"][l][b])
+        if seen != groups:
+            errors.append(f"{a.json}: {seen} benchmark groups, the file has {groups}")
 
 for e in errors[:30]:
     print("FAIL:", e, file=sys.stderr)

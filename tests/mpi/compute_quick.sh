@@ -7,13 +7,26 @@ source "$(dirname "$0")/../lib.sh"
 sextant=$1 python=$2 output=$3
 mkdir -p "$(dirname "$output")"
 start=$(date +%s)
-expect_rc 0 timeout 280 mpiexec.mpich -n 1 "$sextant" run --suite compute --quick --overwrite -o "$output"
+expect_rc 0 timeout 280 mpiexec.mpich -n 1 "$sextant" run --suite compute --quick --overwrite -o "$output" \
+  --json "${output%.h5}.json"
 echo "compute --quick: $(( $(date +%s) - start )) s"
 contains "$out" "gemm"
 if grep -qE ' NO$' <<<"$out"; then fail "a kernel failed validation: $(grep -E ' NO$' <<<"$out")"; fi
-"$python" - "$output" <<'PY'
-import sys, h5py
+"$python" - "$output" "${output%.h5}.json" <<'PY'
+import json, sys, h5py
 f = h5py.File(sys.argv[1], "r")
+# The --json document holds the same medians as the file, kernel by kernel and shape by shape.
+doc = json.load(open(sys.argv[2]))
+assert (doc["schema"], doc["schema_version"], doc["suite"], doc["complete"]) == ("sextant.results.json", 1, "compute", True), doc["schema"]
+in_json = {(k["kernel"], k["dtype"], k["shape"]): k["median_s"] for k in doc["compute"]["kernels"]}
+in_file = {}
+for name in f["compute/kernels"]:
+    for dtype in f["compute/kernels"][name]:
+        g = f["compute/kernels"][name][dtype]
+        for shape, median in zip(g["shape"][()], g["median"][()]):
+            in_file[(name, dtype, shape.decode() if isinstance(shape, bytes) else shape)] = float(median)
+assert in_json == in_file, "the JSON document's kernel medians differ from the results file's"
+assert doc["compute"]["threads"] == f["compute"].attrs["threads"]
 kernels = f["compute/kernels"]
 need = ["stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot", "peak_fma", "gemm",
         "gemm_batched", "conv2d_forward", "bias_gelu_forward", "bias_gelu_backward", "relu_forward",

@@ -8,16 +8,30 @@ source "$(dirname "$0")/../lib.sh"
 sextant=$1 python=$2 output=$3
 mkdir -p "$(dirname "$output")"
 start=$(date +%s)
-expect_rc 0 timeout 280 mpiexec.mpich -n 2 "$sextant" run --suite train --quick --overwrite -o "$output"
+expect_rc 0 timeout 280 mpiexec.mpich -n 2 "$sextant" run --suite train --quick --overwrite -o "$output" \
+  --json "${output%.h5}.json"
 echo "$out" | tail -12
 echo "train --quick: $(( $(date +%s) - start )) s"
 grep -qE '^median \|error\| [0-9.]+%  max \|error\| [0-9.]+%$' <<<"$out" || fail "no summary line"
 for c in dp2 tp2 pp_gpipe2 pp_1f1b2; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
-"$python" - "$output" <<'PY'
-import sys, h5py, numpy as np
+"$python" - "$output" "${output%.h5}.json" <<'PY'
+import json, sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 train = f["train"]
 assert len(train) == 8, list(train)
+# The --json document: every configuration with the file's step times, prediction and
+# error; the collectives and kernels the run measured for its model, as in the file.
+doc = json.load(open(sys.argv[2]))
+assert (doc["schema"], doc["suite"], doc["complete"]) == ("sextant.results.json", "train", True)
+rows = {r["configuration"]: r for r in doc["train"]}
+assert sorted(rows) == sorted(train), (sorted(rows), list(train))
+for name, r in rows.items():
+    g = train[name]
+    assert r["step_times_s"] == list(g["step_time"][()]), name
+    assert r["prediction"]["step_seconds"] == g.attrs["predicted"] and r["error"] == g.attrs["error"], name
+    assert [r["prediction"]["breakdown_seconds"][n.decode() if isinstance(n, bytes) else n]
+            for n in g["predicted_breakdown_names"][()]] == list(g["predicted_breakdown"][()]), name
+assert len(doc["comm"]) > 0 and len(doc["compute"]["kernels"]) > 0
 BREAKDOWN = ["forward compute", "backward compute", "tp communication", "pp communication", "pipeline bubble",
              "dp communication (exposed)", "optimizer"]
 SHAPE = ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "global_batch", "dtype")

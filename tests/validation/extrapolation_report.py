@@ -4,19 +4,18 @@
 extrapolation_report.py SEXTANT MODEL RESULTS_P2 RESULTS_P3 [RESULTS_P4 ...]
 
 Reads the results files with h5py (docs/file-formats.md); predictions come from
-`sextant predict MODEL --op OP --bytes N --ranks P`. The accuracy is reported, not
+`sextant predict MODEL --op OP --bytes N --ranks P --json -`. The accuracy is reported, not
 judged (extrapolation in p is the scale work's to make hold); what is judged: every
 size measured at 2 ranks was measured at every held-out rank count, and `predict`
 answered every one of them with a finite, positive time. Exit 1 otherwise.
 """
-import re
+import json
 import subprocess
 import sys
 
 import h5py
 import numpy as np
 
-UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
 def measurements(path):
@@ -35,11 +34,11 @@ def measurements(path):
 def predict(sextant, model, op, nbytes, ranks):
     try:
         r = subprocess.run([sextant, "predict", model, "--op", op, "--bytes", str(int(nbytes)), "--ranks",
-                            str(ranks)], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+                            str(ranks), "--json", "-"], capture_output=True, text=True, timeout=30)
+        seconds = json.loads(r.stdout)["seconds"] if r.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError):
         return None
-    m = re.search(r":\s*([0-9.eE+-]+)\s*(ns|us|ms|s)\b", r.stdout)
-    return float(m.group(1)) * UNITS[m.group(2)] if r.returncode == 0 and m else None
+    return seconds if isinstance(seconds, float) and seconds > 0 else None
 
 
 def main():
@@ -75,6 +74,9 @@ def main():
                 pred = predict(sextant, model, bench, n, p)
                 if not len(j):
                     problems.append(f"{bench} {int(n)} B: not measured at {p} ranks")
+                elif not t[j[0]] > 0:  # stored as missing (window sync found no on-time start)
+                    problems.append(f"{bench} {int(n)} B at {p} ranks: stored as not measured")
+                    j = []
                 if pred is None or not (np.isfinite(pred) and pred > 0):
                     problems.append(f"{bench} {int(n)} B at {p} ranks: sextant predict gave no time")
                 if pred is None or not len(j):

@@ -1,12 +1,14 @@
-// sextant fit RESULTS [-o MODEL]: fit models to a results file.
+// sextant fit RESULTS [-o MODEL] [--json FILE]: fit models to a results file.
 #include <algorithm>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
 #include "core/replace_file.hpp"
 #include "core/units.hpp"
 #include "core/schema.hpp"
+#include "core/stats.hpp"
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"
 #include "suites/common/runtime.hpp"
@@ -20,8 +22,56 @@ std::string default_model_path(const std::string& results) {
 }
 
 namespace {
-void print_holdout(const std::string& results) {
+
+using Json = nlohmann::json;
+
+// What a fit found, as JSON (`fit --json`, docs/file-formats.md): the fitted parameters
+// the model file holds, without the model file's provenance (it names the results).
+Json to_json(const model::CommModel& m) {
+  Json fits = Json::array(), algorithms = Json::array(), loggp = Json::array();
+  for (const auto& f : m.fits) {
+    Json segments = Json::array();
+    for (const auto& s : f.fit.segments)
+      segments.push_back({{"lo_bytes", s.lo_bytes}, {"hi_bytes", s.hi_bytes}, {"alpha_s", s.alpha},
+                          {"beta_s_per_byte", s.beta}, {"alpha_ci_s", {s.alpha_ci.lo, s.alpha_ci.hi}},
+                          {"beta_ci_s_per_byte", {s.beta_ci.lo, s.beta_ci.hi}}, {"r2", s.r2},
+                          {"rms_rel_residual", s.rms_rel_residual}, {"points", s.points}});
+    fits.push_back({{"benchmark", f.benchmark}, {"level", f.level}, {"dtype", f.dtype}, {"ranks", f.ranks},
+                    {"size_unit", f.size_unit}, {"busbw_factor", f.busbw_factor},
+                    {"oversubscribed", f.oversubscribed}, {"segments", std::move(segments)}});
+  }
+  for (const auto& a : m.algorithms) {
+    Json ranges = Json::array();
+    for (const auto& r : a.ranges)
+      ranges.push_back({{"lo_bytes", r.lo_bytes}, {"hi_bytes", r.hi_bytes}, {"algorithm", r.algorithm},
+                        {"calibration", r.calibration}, {"median_abs_error", r.median_abs_error},
+                        {"indistinguishable", r.indistinguishable}});
+    algorithms.push_back({{"benchmark", a.benchmark}, {"level", a.level}, {"dtype", a.dtype}, {"ranks", a.ranks},
+                          {"gamma_s_per_byte", a.gamma}, {"link_ranks", a.link_ranks}, {"ranges", std::move(ranges)}});
+  }
+  for (const auto& l : m.loggp)
+    loggp.push_back({{"level", l.level}, {"ranks", l.ranks}, {"L_plus_2o_s", l.L_plus_2o}, {"g_s", l.g},
+                     {"G_s_per_byte", l.G}});
+  return {{"fits", std::move(fits)}, {"algorithms", std::move(algorithms)}, {"loggp", std::move(loggp)}};
+}
+
+Json to_json(const model::ComputeModel& m) {
+  Json memory = Json::array(), operators = Json::array();
+  for (const auto& l : m.ceilings.memory)
+    memory.push_back({{"level", l.name}, {"lo_bytes", l.lo_bytes}, {"hi_bytes", l.hi_bytes},
+                      {"bandwidth_Bps", l.bandwidth}});
+  for (const auto& o : m.operators)
+    operators.push_back({{"operator", o.family}, {"dtype", o.dtype}, {"e_compute", o.e_compute},
+                         {"e_memory", o.e_memory}, {"t0_s", o.t0}, {"median_rel_error", o.median_rel_error},
+                         {"shapes", o.shapes}});
+  return {{"threads", m.threads}, {"peak_flops", m.ceilings.peak_flops}, {"peak_shape", m.peak_shape},
+          {"memory", std::move(memory)}, {"operators", std::move(operators)}, {"raised", m.raised},
+          {"violations", m.violations}};
+}
+
+Json print_holdout(const std::string& results) {
   auto rows = model::holdout_check(results);
+  Json out = Json::array();
   std::printf("held-out check: fit on every other size (and the largest), mean absolute %% error on the others\n");
   std::printf("%-16s %-6s %-8s %5s %14s %14s\n", "benchmark", "level", "dtype", "ranks", "MAPE <64KiB",
               "MAPE >=64KiB");
@@ -39,15 +89,17 @@ void print_holdout(const std::string& results) {
                 cell(r.small_n, r.small_mape).c_str(), cell(r.large_n, r.large_mape).c_str());
     if (r.small_n) small.push_back(r.small_mape);
     if (r.large_n) large.push_back(r.large_mape);
+    Json row{{"benchmark", r.benchmark}, {"level", r.level}, {"dtype", r.dtype}, {"ranks", r.ranks},
+             {"held_out_below_64KiB", r.small_n}, {"held_out_from_64KiB", r.large_n}};
+    if (r.small_n) row["mape_below_64KiB_percent"] = r.small_mape;
+    if (r.large_n) row["mape_from_64KiB_percent"] = r.large_mape;
+    out.push_back(std::move(row));
   }
-  auto med = [](std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  };
+  auto med = [](const std::vector<double>& v) { return v.empty() ? 0.0 : stats::median(v); };
   auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
   std::printf("over benchmarks: <64KiB median %.1f%% max %.1f%%   >=64KiB median %.1f%% max %.1f%%\n", med(small),
               worst(small), med(large), worst(large));
+  return out;
 }
 void print_comm_fits(const model::CommModel& model) {
     std::printf("%-16s %-6s %-8s %5s %4s %12s %12s %10s\n", "benchmark", "level", "dtype", "ranks", "seg",
@@ -77,8 +129,9 @@ void print_comm_fits(const model::CommModel& model) {
     }
 }
 
-void print_operator_holdout(const std::string& results) {
+Json print_operator_holdout(const std::string& results) {
   auto rows = model::operator_holdout(results);
+  Json out = Json::array();
   std::printf("held-out check of the operator models: fit on every other shape, error on the others\n");
   std::printf("%-28s %-8s %7s %9s %12s %10s\n", "operator", "dtype", "fitted", "held-out", "median err", "max err");
   std::vector<double> medians;
@@ -86,6 +139,8 @@ void print_operator_holdout(const std::string& results) {
     std::printf("%-28s %-8s %7zu %9zu %11.1f%% %9.1f%%\n", r.op.c_str(), r.dtype.c_str(), r.fitted, r.held_out,
                 100 * r.median_abs_error, 100 * r.max_abs_error);
     medians.push_back(r.median_abs_error);
+    out.push_back({{"operator", r.op}, {"dtype", r.dtype}, {"fitted", r.fitted}, {"held_out", r.held_out},
+                   {"median_abs_error", r.median_abs_error}, {"max_abs_error", r.max_abs_error}});
   }
   std::sort(medians.begin(), medians.end());
   if (!medians.empty())
@@ -93,6 +148,7 @@ void print_operator_holdout(const std::string& results) {
                 100 * medians[medians.size() / 2], 100 * medians.back());
   else
     std::printf("no operator has 4 or more shapes: measure with --full-shapes (or the train suite)\n");
+  return out;
 }
 
 void print_compute_fits(const model::ComputeModel& m) {
@@ -108,6 +164,8 @@ void print_compute_fits(const model::ComputeModel& m) {
   for (const auto& o : m.operators)
     std::printf("%-16s %-8s %7zu %10.3f %10.3f %10.2f %11.1f%%\n", o.family.c_str(), o.dtype.c_str(), o.shapes,
                 o.e_compute, o.e_memory, o.t0 * 1e6, 100 * o.median_rel_error);
+  if (m.operators.empty())
+    std::printf("(none: no kernel was measured at enough shapes; predictions use the roofline bound)\n");
 }
 
 }  // namespace
@@ -117,6 +175,7 @@ void register_fit(CLI::App& app, Context& ctx) {
   auto output = std::make_shared<std::string>();
   auto holdout = std::make_shared<bool>(false);
   auto strict = std::make_shared<bool>(false);
+  auto json = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("fit", "Fit models to a results file and write a model file");
   cmd->add_option("results", *results, "results file (sextant.results)")->required();
   cmd->add_option("-o,--output", *output, "model file (default RESULTS with .model.h5)");
@@ -125,12 +184,16 @@ void register_fit(CLI::App& app, Context& ctx) {
   cmd->add_flag("--strict", *strict,
                 "a kernel measured faster than a ceiling is an error (exit 1, no model written) instead of "
                 "raising the ceiling to its rate with a warning");
-  cmd->callback([&ctx, results, output, holdout, strict] {
+  cmd->add_option("--json", *json, "also write what was fitted as JSON to this file");
+  cmd->callback([&ctx, results, output, holdout, strict, json] {
+    if (!json->empty()) FileReplacement probe(*json);  // writable? checked before fitting
     if (*holdout) {
       h5::File f = open_checked(*results, results_schema);
       bool comm = f.has("comm"), compute = f.has("compute");
-      if (comm) print_holdout(*results);
-      if (compute) print_operator_holdout(*results);
+      Json doc{{"schema", "sextant.holdout"}, {"schema_version", 1}, {"results_file", *results}};
+      if (comm) doc["comm"] = print_holdout(*results);
+      if (compute) doc["compute"] = print_operator_holdout(*results);
+      if (!json->empty()) replace_file_contents(*json, doc.dump(1) + "\n");
       return;
     }
     std::string out = output->empty() ? default_model_path(*results) : *output;
@@ -179,6 +242,12 @@ void register_fit(CLI::App& app, Context& ctx) {
       if (compute) compute->write_into(root);
     });
     std::cerr << "sextant: wrote " << out << "\n";
+    if (!json->empty()) {
+      Json doc{{"schema", "sextant.fit"}, {"schema_version", 1}, {"results_file", *results}, {"model_file", out}};
+      if (comm) doc["comm"] = to_json(*comm);
+      if (compute) doc["compute"] = to_json(*compute);
+      replace_file_contents(*json, doc.dump(1) + "\n");
+    }
     if (compute)
       for (const auto& r : compute->raised)
         std::cerr << "sextant: WARNING: a kernel beat a measured ceiling, raised to its rate (flagged in the model): "

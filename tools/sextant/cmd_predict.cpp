@@ -16,6 +16,7 @@
 #include "kernels/registry.hpp"
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"
+#include "models/json.hpp"
 #include "models/layout_search.hpp"
 #include "models/step_predictor.hpp"
 #include "tools/sextant/cli.hpp"
@@ -91,24 +92,6 @@ Json document(const std::string& kind, const std::string& model_path) {
               {"sextant_version", SEXTANT_VERSION}};
 }
 
-std::string schedule_name(model::Schedule s) { return s == model::Schedule::gpipe ? "gpipe" : "1f1b"; }
-
-Json to_json(const model::TrainConfig& c) {
-  return Json{{"layers", c.layers}, {"hidden", c.hidden}, {"heads", c.heads}, {"seq", c.seq}, {"vocab", c.vocab},
-              {"micro_batch", c.micro_batch}, {"global_batch", c.global_batch}, {"micro_batches", c.micro_batches()},
-              {"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp}, {"schedule", schedule_name(c.schedule)},
-              {"optimizer", c.optimizer == model::Optimizer::sgd ? "sgd" : "adamw"}, {"zero1", c.zero1},
-              {"overlap", c.overlap_dp}, {"bucket_bytes", c.bucket_bytes}, {"dtype", c.dtype},
-              {"dense", model::to_string(c.dense)}};
-}
-
-Json to_json(const model::StepPrediction& p) {
-  Json j{{"step_seconds", p.total}, {"bubble_fraction", p.bubble_fraction}, {"critical_stage", p.critical_stage},
-         {"notes", p.notes}};
-  for (const auto& [name, t] : p.breakdown) j["breakdown_seconds"][name] = t;
-  return j;
-}
-
 // The configuration of --train, and the dense path it runs: the one it names, else the
 // one the model's operators were measured on (the train suite measures its proxy's).
 model::TrainConfig train_config(const std::string& text, const model::ComputeModel& compute) {
@@ -141,9 +124,9 @@ Json predict_train(const std::string& path, const std::string& text, const model
   std::printf("pipeline bubble fraction (S-1)/(M+S-1) = %.3f; critical stage %d\n", p.bubble_fraction, p.critical_stage);
   for (const auto& n : p.notes) std::printf("note: %s\n", n.c_str());
   Json doc = document("train", path);
-  doc["config"] = to_json(config);
+  doc["config"] = config;
   doc["levels"] = {{"tp", levels.tp}, {"dp", levels.dp}, {"pp", levels.pp}};
-  doc["prediction"] = to_json(p);
+  doc["prediction"] = p;
   return doc;
 }
 
@@ -191,19 +174,20 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
     };
     if (i < shown)
       std::printf("%4d %6d %4d %4d %5d %6d %-8s %12s %9s %9s %9s %9s %9s %11s\n", i + 1, c.dp, c.tp, c.pp,
-                  c.micro_batch, c.micro_batches(), schedule_name(c.schedule).c_str(),
+                  c.micro_batch, c.micro_batches(), model::schedule_name(c.schedule),
                   format_seconds(r.prediction.total).c_str(),
                   format_seconds(part("forward compute") + part("backward compute") + part("optimizer")).c_str(),
                   format_seconds(part("tp communication")).c_str(), format_seconds(part("pp communication")).c_str(),
                   format_seconds(part("pipeline bubble")).c_str(),
                   format_seconds(part("dp communication (exposed)")).c_str(), format_bytes(r.memory_bytes).c_str());
-    Json l = to_json(r.prediction);
-    l["config"] = to_json(c);
+    Json l = r.prediction;
+    l["config"] = c;
     l["memory_bytes_per_rank"] = r.memory_bytes;
     doc["layouts"].push_back(std::move(l));
   }
-  std::printf("memory/rank: parameters, gradients and optimizer state plus the activations in flight of the "
-              "largest stage (1F1B keeps fewer than GPipe)\n");
+  std::printf("memory/rank: the largest stage's step working set (parameters, gradients and optimizer state plus "
+              "the forward traffic of the micro-batches in flight, which 1F1B keeps fewer of than GPipe): an upper "
+              "bound of the memory a rank needs\n");
   std::set<std::string> notes;
   for (const auto& r : found.layouts)
     for (const auto& n : r.prediction.notes) notes.insert(n);

@@ -10,6 +10,7 @@
 #include "suites/comm/harness.hpp"
 #include "suites/compute/suite.hpp"
 #include "suites/train/suite.hpp"
+#include "suites/common/json_results.hpp"
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
 #include "tools/sextant/cli.hpp"
@@ -115,7 +116,6 @@ comm::Options comm_options(const RunArgs& a) {
   if (a.wait == "blocking") o.wait = WaitMode::blocking;
   else if (a.wait == "yield") o.wait = WaitMode::yield;
   else if (!a.wait.empty()) throw UsageError("--wait '" + a.wait + "': use blocking or yield");
-  o.json_path = a.json;
   o.corrupt_rank = a.corrupt_rank;
   if (!a.ranks.empty()) {
     if (a.suite != "comm") throw UsageError("--ranks: the rank sweep is for --suite comm");
@@ -157,7 +157,7 @@ compute::SuiteOptions compute_options(const RunArgs& a) {
 // strategies, the kernels of the plans; fits them; then predicts and measures each
 // configuration of the sweep.
 comm::Outcome run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts, compute::SuiteOptions compute_opts,
-                          const std::string& path, std::unique_ptr<ResultsFile>& results) {
+                          const std::string& path, std::unique_ptr<ResultsFile>& results, JsonResults* json) {
   auto sweep = train::default_sweep(rt.size());
   if (!a.configs.empty()) {
     auto wanted = split_list(a.configs);
@@ -200,8 +200,8 @@ comm::Outcome run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_
   }
   compute_opts.kernels.dtypes = {"float32"};
   compute_opts.sweep.dtype = "float32";
-  comm::Outcome outcome = comm::run_comm_suite(rt, comm_opts, results.get());
-  outcome.wrong += compute::run_compute_suite(rt, compute_opts, results.get());
+  comm::Outcome outcome = comm::run_comm_suite(rt, comm_opts, results.get(), json);
+  outcome.wrong += compute::run_compute_suite(rt, compute_opts, results.get(), json);
 
   std::string model_path = path.substr(0, path.rfind(".h5")) + ".model.h5";
   if (rt.is_root()) {
@@ -227,7 +227,7 @@ comm::Outcome run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_
     so.steps = a.steps;
     so.min_seconds = 0;
   }
-  train::run_train_sweep(rt, sweep, so, results.get());
+  train::run_train_sweep(rt, sweep, so, results.get(), json);
   return outcome;
 }
 
@@ -273,7 +273,7 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_flag("--in-place", args->in_place, "time the MPI_IN_PLACE form where one exists");
   cmd->add_option("--memory", args->memory, "host | device (Kokkos memory space of the buffers)");
   cmd->add_option("--wait", args->wait, "blocking | yield (default: yield when oversubscribed)");
-  cmd->add_option("--json", args->json, "also write the statistics as JSON to this file");
+  cmd->add_option("--json", args->json, "also write the results as one JSON document to this file (every suite)");
   cmd->add_option("--test-corrupt-rank", args->corrupt_rank, "test hook: this rank corrupts what it receives")->group("");
   cmd->add_option("--test-late-rank", args->late_rank,
                   "test hook (window sync): RANK starts every repetition late; RANK:SECONDS waits that long first")
@@ -299,17 +299,22 @@ void register_run(CLI::App& app, Context& ctx) {
       if (exists)
         throw UsageError("-o " + path + ": exists; sextant run replaces a results file only with --overwrite");
       std::unique_ptr<ResultsFile> results;
+      std::unique_ptr<JsonResults> json;
       if (rt.is_root()) {
+        // The JSON first: an unwritable --json path stops the run before the results file exists.
+        if (!args->json.empty()) json = std::make_unique<JsonResults>(args->json, rt.provenance(), args->suite);
         results = std::make_unique<ResultsFile>(path, rt.provenance());
         results->root().group("meta").set_attr("suite", args->suite);
         std::cerr << "sextant: writing " << path << "\n";
       }
       comm::Outcome outcome;
-      if (args->suite == "comm") outcome = comm::run_comm_suite(rt, comm_opts, results.get());
-      if (args->suite == "compute") outcome.wrong = compute::run_compute_suite(rt, compute_opts, results.get());
-      if (args->suite == "train") outcome = run_train_suite(rt, *args, comm_opts, compute_opts, path, results);
+      if (args->suite == "comm") outcome = comm::run_comm_suite(rt, comm_opts, results.get(), json.get());
+      if (args->suite == "compute")
+        outcome.wrong = compute::run_compute_suite(rt, compute_opts, results.get(), json.get());
+      if (args->suite == "train") outcome = run_train_suite(rt, *args, comm_opts, compute_opts, path, results, json.get());
       // Wrong values and missing sizes are recorded results: the run did finish.
       if (results) results->mark_complete();
+      if (json) json->mark_complete();
       if (outcome.wrong > 0) {
         if (rt.is_root())
           std::cerr << "sextant: validation FAILED: " << outcome.wrong << " wrong results (see WRONG lines above)\n";
