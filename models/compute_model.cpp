@@ -280,6 +280,12 @@ std::vector<OperatorHoldout> operator_holdout(const std::string& results_path) {
   return out;
 }
 
+DensePath ComputeModel::measured_dense_path() const {
+  for (const auto& o : operators)
+    if (o.family == "vendor_gemm") return DensePath::vendor;
+  return DensePath::portable;
+}
+
 ComputeModel::Estimate ComputeModel::predict(const std::string& op_name, const std::string& dtype, double flops,
                                              double bytes, const std::string& family, const std::string& shape) const {
   const std::string op = registry_kernel(op_name, shape);

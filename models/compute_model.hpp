@@ -8,6 +8,7 @@
 
 #include "core/h5.hpp"
 #include "models/roofline.hpp"
+#include "models/train_plan.hpp"
 
 namespace sextant::model {
 
@@ -56,6 +57,10 @@ struct ComputeModel {
   // Where a measurement of exactly this kernel, dtype and shape is in the file, predict()
   // returns it ("measured"); false: always the operator models.
   bool use_points = true;
+  // The dense path whose GEMMs it measured: vendor when it has vendor GEMM operators (the
+  // train suite measures the path its proxy runs), else portable. A configuration that
+  // does not name its path is costed on this one.
+  DensePath measured_dense_path() const;
   struct Estimate {
     double seconds = 0;
     std::string bound;        // "compute" or "memory"

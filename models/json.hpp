@@ -1,16 +1,36 @@
 #pragma once
-// JSON forms of the training-step types, for every JSON document sextant writes (the
-// run's --json results, predict --json): one spelling of each field, here. nlohmann's
+// JSON forms of the model's answers, for every JSON document and binding sextant has
+// (the run's --json results, predict --json, the Python module): one spelling of each
+// field, here. nlohmann's
 // convention: `nlohmann::json j = config;`. Header-only; only its includers need
 // nlohmann_json.
 #include <nlohmann/json.hpp>
 
+#include "models/comm_model.hpp"
 #include "models/step_predictor.hpp"
 #include "models/train_plan.hpp"
 
 namespace sextant::model {
 
 inline const char* schedule_name(Schedule s) { return s == Schedule::gpipe ? "gpipe" : "1f1b"; }
+
+// A communication prediction: the time, its interval, the view and the terms.
+inline void to_json(nlohmann::json& j, const Prediction& p) {
+  j = nlohmann::json{{"seconds", p.seconds}, {"interval_seconds", {p.lo, p.hi}}, {"busbw_Bps", p.busbw},
+                     {"view", p.view},
+                     {"terms_seconds", {{"alpha", p.alpha_part}, {"beta", p.beta_part}, {"gamma", p.gamma_part}}},
+                     {"extrapolated_bytes", p.extrapolated_bytes}, {"extrapolated_ranks", p.extrapolated_ranks}};
+  if (!p.note.empty()) j["note"] = p.note;
+  if (p.view == "algorithm" && p.algorithm_fit) {
+    j["algorithm"] = p.algorithm;
+    j["calibration"] = p.calibration;
+    j["fitted_ranks"] = p.algorithm_fit->ranks;
+  } else if (p.from) {
+    j["fitted_ranks"] = p.from->ranks;
+    j["segment"] = p.segment;
+    j["bridged"] = p.bridged;
+  }
+}
 
 inline void to_json(nlohmann::json& j, const TrainConfig& c) {
   j = nlohmann::json{{"layers", c.layers}, {"hidden", c.hidden}, {"heads", c.heads}, {"seq", c.seq},

@@ -24,9 +24,11 @@
 #include "models/train_plan.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "kernels/counts.hpp"
 
 namespace sextant::model {
@@ -230,6 +232,56 @@ DensePath parse_dense_path(const std::string& name) {
 int TrainConfig::micro_batches() const {
   const long long per_step = static_cast<long long>(micro_batch) * dp;
   return per_step > 0 ? static_cast<int>(global_batch / per_step) : 0;
+}
+
+TrainConfig parse_train_config(const std::string& text) {
+  TrainConfig c;
+  for (const auto& item : split_list(text)) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos) throw UsageError("--train: '" + item + "' is not key=value");
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    auto number = [&] {
+      try {
+        std::size_t used = 0;
+        double v = std::stod(value, &used);
+        if (used != value.size()) throw std::invalid_argument(value);
+        return v;
+      } catch (const std::exception&) {
+        throw UsageError("--train: " + key + "='" + value + "' is not a number");
+      }
+    };
+    auto integer = [&] { return static_cast<int>(number()); };
+    if (key == "layers") c.layers = integer();
+    else if (key == "hidden") c.hidden = integer();
+    else if (key == "heads") c.heads = integer();
+    else if (key == "seq") c.seq = integer();
+    else if (key == "vocab") c.vocab = integer();
+    else if (key == "micro_batch") c.micro_batch = integer();
+    else if (key == "global_batch") c.global_batch = integer();
+    else if (key == "dp") c.dp = integer();
+    else if (key == "tp") c.tp = integer();
+    else if (key == "pp") c.pp = integer();
+    else if (key == "bucket_bytes") c.bucket_bytes = number();
+    else if (key == "zero1") c.zero1 = integer() != 0;
+    else if (key == "overlap") c.overlap_dp = integer() != 0;
+    else if (key == "dtype") c.dtype = value;
+    else if (key == "dense") c.dense = parse_dense_path(value);
+    else if (key == "schedule") {
+      if (value == "gpipe") c.schedule = Schedule::gpipe;
+      else if (value == "1f1b") c.schedule = Schedule::one_f_one_b;
+      else throw UsageError("--train: schedule='" + value + "' (use gpipe or 1f1b)");
+    } else if (key == "optimizer") {
+      if (value == "sgd") c.optimizer = Optimizer::sgd;
+      else if (value == "adamw") c.optimizer = Optimizer::adamw;
+      else throw UsageError("--train: optimizer='" + value + "' (use sgd or adamw)");
+    } else {
+      throw UsageError("--train: unknown key '" + key +
+                       "' (layers, hidden, heads, seq, vocab, micro_batch, global_batch, dp, tp, pp, schedule, "
+                       "optimizer, zero1, overlap, bucket_bytes, dtype, dense)");
+    }
+  }
+  c.validate();
+  return c;
 }
 
 void TrainConfig::validate() const {

@@ -38,6 +38,12 @@ struct TrainConfig {
   void validate() const;        // throws sextant::UsageError naming the inconsistent option
 };
 
+// A configuration as `sextant predict --train` and the Python module take it:
+// "layers=24,hidden=2048,...,dp=64,tp=8,pp=1,schedule=1f1b,zero1=1,overlap=1" (the keys
+// of TrainConfig, spelled as in models/json.hpp); unset keys keep their defaults. Throws
+// UsageError naming the key or value; validated.
+TrainConfig parse_train_config(const std::string& text);
+
 struct ComputeOp {
   std::string name;     // "layer3.fc1" (stable, for matching measured traces)
   std::string family;   // operator family of the compute model: gemm, layernorm, ...

@@ -25,16 +25,16 @@ ignored.
     s = r.samples("world", "pingpong", "byte", None, 0)   # [iterations, ranks] seconds, NaN = invalid
 
     m = sf.open_model("model.h5")
-    p = m.predict("pingpong", 8)              # {"seconds": ..., "busbw": ..., "ranks": ..., ...}
-    p = m.predict("allreduce", 1 << 20, ranks=64)   # not fitted at 64: p["view"] == "algorithm"
+    for key in m.fits():                      # (level, benchmark, dtype, ranks)
+        f = m.fit(*key)                       # {"alpha": array, "beta": array, "lo_bytes": ..., "attrs": ...}
     for key in m.algorithms():                # (level, benchmark, dtype, ranks)
         a = m.algorithm_fit(*key)             # {"lo_bytes": ..., "algorithm": [...], "calibration": ...}
     m.loggp["world"]                          # {"L_plus_2o": ..., "g": ..., "G": ..., "ranks": ...}
 
-predict() answers as `sextant predict` does: from the direct fit at exactly the
-rank count asked for, else from the algorithm view (collectives; the cost
-formulas of models/collectives.cpp are ported here: algorithm_cost, Link),
-else from the direct fit at the nearest rank count.
+This module reads the data. Predictions come from the C++ model itself, through
+the `sextant` Python module (bindings/python; `import sextant`,
+`sextant.Model(path).predict("allreduce", 1 << 20, ranks=64)`): there is no second
+implementation of the cost formulas.
 
 Where ranks is None (the default), the only rank count present is used; a
 KeyError lists the rank counts when there are several.
@@ -46,7 +46,6 @@ As a script, ``python3 sextant_files.py FILE`` prints a summary of a file of
 either kind.  Needs only numpy and h5py.
 """
 
-import math
 import os
 import re
 import sys
@@ -59,7 +58,6 @@ MODEL_SCHEMA = "sextant.model"
 SUPPORTED_VERSION = 1
 
 __all__ = ["SchemaError", "Results", "Model", "open_results", "open_model",
-           "CostTerms", "Link", "algorithms_for", "algorithm_cost", "busbw_factor", "base_op",
            "RESULTS_SCHEMA", "MODEL_SCHEMA", "SUPPORTED_VERSION"]
 
 
@@ -307,347 +305,6 @@ class Results:
         return g["samples/%03d" % i][()]
 
 
-# ---------------------------------------------------------------- collective algorithms
-#
-# A port of models/collectives.cpp (view b of the model): the cost of each
-# algorithm MPI libraries use for a collective, built from the point-to-point
-# link (the pingpong piecewise Hockney fit of the level) and gamma, the time per
-# byte of a local reduction.  Each step of m bytes costs alpha + beta * m with
-# the link segment that covers m; a reduction adds gamma per byte combined.
-# n is the algbw byte count of the operation, p the rank count.
-
-
-class CostTerms:
-    """The parts of an algorithm's cost, seconds; total() is their sum."""
-
-    __slots__ = ("alpha_part", "beta_part", "gamma_part")
-
-    def __init__(self, alpha_part=0.0, beta_part=0.0, gamma_part=0.0):
-        self.alpha_part = alpha_part
-        self.beta_part = beta_part
-        self.gamma_part = gamma_part
-
-    def total(self):
-        return self.alpha_part + self.beta_part + self.gamma_part
-
-    def __repr__(self):
-        return "CostTerms(alpha_part=%r, beta_part=%r, gamma_part=%r)" % (
-            self.alpha_part, self.beta_part, self.gamma_part)
-
-
-class Link:
-    """The link of the algorithm view: a piecewise Hockney fit (one-way
-    ping-pong time; per segment lo_bytes, hi_bytes, alpha, beta, sequences of
-    equal length) and gamma, seconds per byte reduced (0 when not measured)."""
-
-    def __init__(self, lo_bytes, hi_bytes, alpha, beta, gamma=0.0):
-        self.lo_bytes = [float(x) for x in lo_bytes]
-        self.hi_bytes = [float(x) for x in hi_bytes]
-        self.alpha = [float(x) for x in alpha]
-        self.beta = [float(x) for x in beta]
-        if not (len(self.lo_bytes) == len(self.hi_bytes) == len(self.alpha) == len(self.beta)) \
-                or not self.lo_bytes:
-            raise ValueError("Link: segment sequences are empty or differ in length")
-        self.gamma = float(gamma)
-
-    @classmethod
-    def from_fit(cls, fit, gamma=0.0):
-        """The link of a fit as Model.fit() returns it (the pingpong fit)."""
-        return cls(fit["lo_bytes"], fit["hi_bytes"], fit["alpha"], fit["beta"], gamma)
-
-    def step(self, c, m, count=1):
-        """Adds count messages of m bytes to the CostTerms c."""
-        if count > 0:
-            self.path(c, m, count, count)
-
-    def path(self, c, m, latencies, injections):
-        """A path of messages of m bytes: latencies alpha terms, injections beta terms."""
-        alpha_part, beta_part, _, _ = _piecewise_terms(self.lo_bytes, self.hi_bytes, self.alpha, self.beta,
-                                                       max(m, 0.0))
-        c.alpha_part += latencies * alpha_part
-        c.beta_part += injections * beta_part
-
-    def reduce_bytes(self, c, nbytes):
-        c.gamma_part += self.gamma * nbytes
-
-
-def _lg(p):
-    return math.log2(p) if p > 1 else 0.0
-
-
-def _ceil_lg(p):
-    return int(math.ceil(math.log2(p))) if p > 1 else 0
-
-
-def _power_of_two(p):
-    return p > 0 and (p & (p - 1)) == 0
-
-
-def _frac(p):
-    return (p - 1) / p if p > 0 else 0.0
-
-
-# --- allreduce
-def _allreduce_recursive_doubling(l, n, p):
-    c = CostTerms()
-    steps = int(math.floor(_lg(p)))
-    # Non-powers of two: MPICH folds the extra ranks in before and out after (2 more steps).
-    if not _power_of_two(p):
-        steps += 2
-    l.step(c, n, steps)
-    l.reduce_bytes(c, n * math.floor(_lg(p)) + (0 if _power_of_two(p) else n))
-    return c
-
-
-def _allreduce_rabenseifner(l, n, p):
-    c = CostTerms()
-    k = int(math.floor(_lg(p)))
-    for s in range(1, k + 1):
-        l.step(c, n / 2.0 ** s, 2)  # halving + doubling
-    if not _power_of_two(p):
-        l.step(c, n, 2)
-    l.reduce_bytes(c, n * _frac(p))
-    return c
-
-
-def _allreduce_ring(l, n, p):
-    c = CostTerms()
-    l.step(c, n / p, 2.0 * (p - 1))
-    l.reduce_bytes(c, n * _frac(p))
-    return c
-
-
-# --- allgather (n = total gathered)
-def _allgather_ring(l, n, p):
-    c = CostTerms()
-    l.step(c, n / p, p - 1)
-    return c
-
-
-def _allgather_recursive_doubling(l, n, p):
-    c = CostTerms()
-    # Step k moves 2^k blocks (the last step what is left); Bruck's algorithm has
-    # the same cost for any p.
-    block, blocks_moved = n / p, 0.0
-    for k in range(_ceil_lg(p)):
-        blocks = min(2.0 ** k, float(p - 1) - blocks_moved)
-        l.step(c, blocks * block)
-        blocks_moved += blocks
-    return c
-
-
-# --- reduce_scatter (n = total input)
-def _reduce_scatter_recursive_halving(l, n, p):
-    c = CostTerms()
-    for k in range(1, _ceil_lg(p) + 1):
-        l.step(c, n / 2.0 ** k)
-    l.reduce_bytes(c, n * _frac(p))
-    return c
-
-
-def _reduce_scatter_pairwise(l, n, p):
-    c = CostTerms()
-    l.step(c, n / p, p - 1)
-    l.reduce_bytes(c, n * _frac(p))
-    return c
-
-
-# --- bcast
-def _bcast_binomial(l, n, p):
-    # The binomial tree's critical path, as models/collectives.cpp: rank r is
-    # popcount(r) hops from the root, each hop the k-th send of its sender (k
-    # injections, one latency).
-    best = CostTerms()
-    if p < 2:
-        return best
-    unit = CostTerms()  # one latency and one injection of n bytes
-    l.path(unit, n, 1, 1)
-    top = 1
-    while top < p:
-        top <<= 1
-    worst = (-1.0, 0, 0)
-    for r in range(1, p):
-        hops = injections = 0
-        q, q_top, mask = 0, top, top >> 1
-        while mask > 0:
-            if r & mask:
-                m = q_top >> 1
-                while m >= mask:
-                    injections += q + m < p
-                    m >>= 1
-                hops += 1
-                q += mask
-                q_top = mask
-            mask >>= 1
-        t = hops * unit.alpha_part + injections * unit.beta_part
-        if t > worst[0]:
-            worst = (t, hops, injections)
-    l.path(best, n, worst[1], worst[2])
-    return best
-
-
-def _bcast_scatter_allgather(l, n, p):
-    c = CostTerms()
-    for k in range(1, _ceil_lg(p) + 1):
-        l.step(c, n / 2.0 ** k)  # binomial scatter
-    ag = _allgather_recursive_doubling(l, n, p)
-    c.alpha_part += ag.alpha_part
-    c.beta_part += ag.beta_part
-    return c
-
-
-# --- reduce
-def _reduce_binomial(l, n, p):
-    c = CostTerms()
-    l.step(c, n, _ceil_lg(p))
-    l.reduce_bytes(c, n * _ceil_lg(p))
-    return c
-
-
-def _reduce_rabenseifner(l, n, p):
-    c = _reduce_scatter_recursive_halving(l, n, p)
-    for k in range(1, _ceil_lg(p) + 1):
-        l.step(c, n / 2.0 ** k)  # binomial gather
-    return c
-
-
-# --- alltoall (n = total sent by a rank)
-def _alltoall_bruck(l, n, p):
-    c = CostTerms()
-    l.step(c, n / 2, _ceil_lg(p))
-    return c
-
-
-def _alltoall_pairwise(l, n, p):
-    c = CostTerms()
-    l.step(c, n / p, p - 1)
-    return c
-
-
-# --- gather / scatter (n = total)
-def _gather_binomial(l, n, p):
-    c = CostTerms()
-    for k in range(_ceil_lg(p) - 1, -1, -1):
-        l.step(c, n * 2.0 ** k / p)
-    return c
-
-
-# --- barrier
-def _barrier_dissemination(l, n, p):
-    c = CostTerms()
-    l.step(c, 0.0, _ceil_lg(p))
-    return c
-
-
-# (op, algorithm name, cost function), in the order of collectives.cpp's table.
-_ALGORITHM_TABLE = (
-    ("allreduce", "recursive_doubling", _allreduce_recursive_doubling),
-    ("allreduce", "rabenseifner", _allreduce_rabenseifner),
-    ("allreduce", "ring", _allreduce_ring),
-    ("allgather", "ring", _allgather_ring),
-    ("allgather", "recursive_doubling", _allgather_recursive_doubling),
-    ("reduce_scatter", "recursive_halving", _reduce_scatter_recursive_halving),
-    ("reduce_scatter", "pairwise", _reduce_scatter_pairwise),
-    ("bcast", "binomial", _bcast_binomial),
-    ("bcast", "scatter_allgather", _bcast_scatter_allgather),
-    ("reduce", "binomial", _reduce_binomial),
-    ("reduce", "rabenseifner", _reduce_rabenseifner),
-    ("alltoall", "bruck", _alltoall_bruck),
-    ("alltoall", "pairwise", _alltoall_pairwise),
-    ("gather", "binomial", _gather_binomial),
-    ("scatter", "binomial", _gather_binomial),
-    ("barrier", "dissemination", _barrier_dissemination),
-)
-
-
-def algorithms_for(op):
-    """Names of the algorithms known for a collective op ([] for ops without a model)."""
-    return [name for o, name, _ in _ALGORITHM_TABLE if o == op]
-
-
-def algorithm_cost(op, algorithm, link, n, p):
-    """CostTerms of one algorithm of op for n bytes (the algbw byte count) on p
-    ranks over link (a Link).  KeyError for an unknown (op, algorithm)."""
-    for o, name, fn in _ALGORITHM_TABLE:
-        if o == op and name == algorithm:
-            if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
-                raise ValueError("algorithm_cost: p must be a positive integer, got %r" % (p,))
-            return fn(link, float(n), int(p))
-    raise KeyError("no algorithm '%s' for '%s' (known: %s)"
-                   % (algorithm, op, ", ".join(algorithms_for(op)) or "none"))
-
-
-def busbw_factor(op, p):
-    """nccl-tests bus-bandwidth factor of a (base) op at p ranks (1 for other ops)."""
-    if op == "allreduce":
-        return 2.0 * (p - 1) / p if p > 0 else 0.0
-    if op in ("reduce_scatter", "allgather", "alltoall", "gather", "scatter"):
-        return _frac(p)
-    return 1.0
-
-
-def base_op(benchmark):
-    """The blocking op a benchmark name models ("iallreduce" -> "allreduce")."""
-    if benchmark.startswith("i") and algorithms_for(benchmark[1:]):
-        return benchmark[1:]
-    return benchmark
-
-
-def _segment_for(lo, hi, n):
-    """Index of the segment used for n bytes (as sextant's segment_for): the
-    one whose range holds n, else the first below the range, the last above
-    it, and in a gap the nearer on a log scale."""
-    if n <= hi[0]:
-        return 0  # inside the first segment or below the fitted range
-    for i in range(1, len(lo)):
-        if n > hi[i]:
-            continue
-        if n >= lo[i]:
-            return i
-        # In the gap between two segments: nearest on a log scale, i.e. the
-        # boundary is the geometric mean of the two range ends.
-        left, right = hi[i - 1], lo[i]
-        boundary = math.sqrt(left * right) if left > 0 else 0.5 * (left + right)
-        return i - 1 if n <= boundary else i
-    return len(lo) - 1  # above the fitted range
-
-
-def _piecewise_terms(lo, hi, alpha, beta, n):
-    """(alpha_part, beta_part, segment, gap) for n bytes, as sextant's predict_terms:
-    the segment's line, except in the gap between two fitted ranges, where the time
-    is interpolated geometrically between the two segments' ends (gap: the pair of
-    segments, else None)."""
-    i = _segment_for(lo, hi, n)
-    alpha_part, beta_part = float(alpha[i]), float(beta[i]) * n
-    for j in range(1, len(lo)):
-        left, right = float(hi[j - 1]), float(lo[j])
-        if not (left < n < right and left > 0):
-            continue
-        t_left = float(alpha[j - 1]) + float(beta[j - 1]) * left
-        t_right = float(alpha[j]) + float(beta[j]) * right
-        if not (t_left > 0 and t_right > 0):
-            break
-        w = math.log(n / left) / math.log(right / left)
-        seconds = math.exp((1 - w) * math.log(t_left) + w * math.log(t_right))
-        alpha_part = min((1 - w) * float(alpha[j - 1]) + w * float(alpha[j]), seconds)
-        return alpha_part, seconds - alpha_part, i, (j - 1, j)
-    return alpha_part, beta_part, i, None
-
-
-def _range_for(lo, hi, n):
-    """Index of the algorithm range used for n bytes (as comm_model.cpp's
-    range_for): the first range holding n, else the nearest on a log1p scale
-    (the first of equally near ones)."""
-    best, best_d = 0, math.inf
-    for i in range(len(lo)):
-        if lo[i] <= n <= hi[i]:
-            return i
-        d = min(abs(math.log1p(n) - math.log1p(lo[i])), abs(math.log1p(n) - math.log1p(hi[i])))
-        if d < best_d:
-            best, best_d = i, d
-    return best
-
-
 # ---------------------------------------------------------------- model
 
 _SEGMENT_FIELDS = ("lo_bytes", "hi_bytes", "alpha", "beta", "alpha_ci_lo", "alpha_ci_hi",
@@ -656,11 +313,6 @@ _RANGE_NUMBERS = ("lo_bytes", "hi_bytes", "calibration", "median_abs_error")
 _RANGE_STRINGS = ("algorithm", "indistinguishable")
 _ALGORITHM_ATTRS = ("ranks", "size_unit", "gamma", "link_ranks")
 _LOGGP_ATTRS = ("ranks", "L_plus_2o", "g", "G")
-
-
-def _nearest(have, ranks):
-    """The rank count of have nearest to ranks (a tie goes to the smaller)."""
-    return min(have, key=lambda q: (abs(q - ranks), q))
 
 
 class Model:
@@ -731,10 +383,6 @@ class Model:
         lengths = {len(fit[n]) for n in _RANGE_NUMBERS + _RANGE_STRINGS}
         if len(lengths) != 1 or 0 in lengths:
             raise SchemaError("%s: %s: range datasets are empty or differ in length" % (self.path, where))
-        op = base_op(key[1])
-        for name in fit["algorithm"]:
-            if name not in algorithms_for(op):
-                raise SchemaError("%s: %s: unknown algorithm '%s' for %s" % (self.path, where, name, key[1]))
         return fit
 
     def __repr__(self):
@@ -766,7 +414,7 @@ class Model:
         data_bytes_per_byte, size_unit, bytes_min, bytes_max, ...) and one numpy
         array per segment field (lo_bytes, hi_bytes, alpha, beta, ...).  dtype
         falls back to "byte" for untyped benchmarks.  ranks=None: the only rank
-        count present; there is no nearest-rank fallback here (see predict).
+        count present; there is no nearest-rank fallback here.
         Raises KeyError if there is no such fit.  With a key from fits():
         fit(*key)."""
         ranks = _check_ranks(ranks)
@@ -803,123 +451,6 @@ class Model:
         if not ping:
             return None
         return self._fits[min(ping, key=lambda k: (k[3], k))]
-
-    def predict(self, benchmark, nbytes, level="world", dtype="float32", ranks=None):
-        """Predicted time of one operation of nbytes (in the benchmark's size unit)
-        on ranks ranks, as sextant's CommModel::predict:
-
-        1. ranks=None (the only rank count fitted; KeyError if there are
-           several) or a direct fit at exactly ranks: the direct view, that
-           fit's piecewise Hockney line.
-        2. Else, for a collective with an algorithm fit (the one at the nearest
-           rank count; a tie goes to the smaller) and a pingpong fit at the
-           level (the link): the algorithm view.  The algorithm identified for
-           the size range holding nbytes (else the nearest range on a log1p
-           scale) is costed at p = ranks on the link, each step with the link
-           segment covering its size, and multiplied by the range's
-           calibration.  The size is scaled by ranks where the size unit is a
-           per-rank block.
-        3. Else the direct fit at the nearest rank count (absolute difference;
-           a tie goes to the smaller count), unscaled: the direct view does not
-           scale with ranks.
-
-        Returns a dict: seconds (= alpha_part + beta_part + gamma_part), lo and
-        hi (the interval sextant prints), alpha_part, beta_part, gamma_part (0
-        in the direct view, where reduction is part of beta), busbw (bytes/s),
-        view ("direct" or "algorithm"), algorithm (None in the direct view),
-        calibration (1.0 in the direct view), segment (0-based index of the
-        segment of the direct fit; None in the algorithm view), extrapolated
-        (nbytes outside the fitted size range: [bytes_min, bytes_max], or the
-        algorithm fit's first lo_bytes to last hi_bytes), dtype and ranks (of
-        the direct fit used, or of the algorithm fit in the algorithm view),
-        link_ranks (rank count of the pingpong link; None in the direct view)
-        and extrapolated_ranks (ranks was given and differs from the fitted
-        rank count; always True in the algorithm view)."""
-        n = float(nbytes)
-        if not (math.isfinite(n) and n >= 0):
-            raise ValueError("predict: message size must be non-negative and finite, got %r" % (nbytes,))
-        ranks = _check_ranks(ranks)
-        d, have = self._candidates(level, benchmark, dtype)
-        if ranks is None:
-            p = _pick_ranks(self.path, "the model of '%s' at level '%s' with dtype '%s'" % (benchmark, level, d),
-                            have, None)
-        else:
-            p = _nearest(have, ranks)
-        if ranks is not None and p != ranks:
-            algo_have = [k[3] for k in self._algorithms if k[:3] == (level, benchmark, d)]
-            link = self.link(level)
-            if algo_have and link is not None:
-                return self._predict_algorithm(self._algorithms[(level, benchmark, d, _nearest(algo_have, ranks))],
-                                               link, benchmark, n, ranks)
-        f = self._fits[(level, benchmark, d, p)]
-        a = f["attrs"]
-        alpha_part, beta_part, i, gap = _piecewise_terms(f["lo_bytes"], f["hi_bytes"], f["alpha"], f["beta"], n)
-        seconds = alpha_part + beta_part
-        rms = float(f["rms_rel_residual"][i])
-        lo = min(float(f["alpha_ci_lo"][i]) + float(f["beta_ci_lo"][i]) * n, seconds * (1 - rms))
-        hi = max(float(f["alpha_ci_hi"][i]) + float(f["beta_ci_hi"][i]) * n, seconds * (1 + rms))
-        for j in gap or ():  # in a gap: everything between the two segments' lines
-            line = float(f["alpha"][j]) + float(f["beta"][j]) * n
-            lo, hi = min(lo, line), max(hi, line)
-        busbw = n * a["data_bytes_per_byte"] / seconds * a["busbw_factor"] if seconds > 0 else 0.0
-        return {
-            "seconds": seconds,
-            "lo": lo,
-            "hi": hi,
-            "alpha_part": alpha_part,
-            "beta_part": beta_part,
-            "gamma_part": 0.0,
-            "busbw": busbw,
-            "view": "direct",
-            "algorithm": None,
-            "calibration": 1.0,
-            "segment": i,
-            "bridged": gap is not None,
-            "extrapolated": bool(n < a["bytes_min"] or n > a["bytes_max"]),
-            "dtype": f["dtype"],
-            "ranks": f["ranks"],
-            "link_ranks": None,
-            "extrapolated_ranks": ranks is not None and ranks != f["ranks"],
-        }
-
-    @staticmethod
-    def _predict_algorithm(algo, link, benchmark, nbytes, ranks):
-        """View (b) at ranks ranks: see predict."""
-        op = base_op(benchmark)
-        r = _range_for(algo["lo_bytes"], algo["hi_bytes"], nbytes)
-        name = algo["algorithm"][r]
-        cal = float(algo["calibration"][r])
-        n = nbytes * (ranks if algo["size_unit"] == "per_rank_block" else 1)
-        l = Link.from_fit(link, algo["gamma"])
-        c = algorithm_cost(op, name, l, n, ranks)
-        # The cheapest of the algorithms the fitted p could not tell apart (as sextant).
-        for other in algo["indistinguishable"][r]:
-            if other not in algorithms_for(op):
-                continue
-            oc = algorithm_cost(op, other, l, n, ranks)
-            if oc.total() < c.total():
-                name, c = other, oc
-        seconds = c.total() * cal
-        spread = max(float(algo["median_abs_error"][r]), float(link["rms_rel_residual"][-1]))
-        return {
-            "seconds": seconds,
-            "lo": seconds / (1 + spread),
-            "hi": seconds * (1 + spread),
-            "alpha_part": c.alpha_part * cal,
-            "beta_part": c.beta_part * cal,
-            "gamma_part": c.gamma_part * cal,
-            "busbw": n / seconds * busbw_factor(op, ranks) if seconds > 0 else 0.0,
-            "view": "algorithm",
-            "algorithm": name,
-            "calibration": cal,
-            "segment": None,
-            "bridged": False,
-            "extrapolated": bool(nbytes < algo["lo_bytes"][0] or nbytes > algo["hi_bytes"][-1]),
-            "dtype": algo["dtype"],
-            "ranks": algo["ranks"],
-            "link_ranks": link["ranks"],
-            "extrapolated_ranks": True,
-        }
 
 
 def open_results(path):

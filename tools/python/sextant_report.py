@@ -33,6 +33,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import h5py  # noqa: E402
 import sextant_files as sf  # noqa: E402
 
+try:  # the C++ model (bindings/python), for the model curves: no second implementation here
+    import sextant as cxx_model  # noqa: E402
+except ImportError:
+    cxx_model = None
+
 
 def _save(fig, out, name):
     paths = []
@@ -54,7 +59,7 @@ def _groups(results, level="world"):
     return seen
 
 
-def comm_time(results, model, out):
+def comm_time(results, predictor, out):
     groups = {b: k for b, k in _groups(results).items() if b != "barrier"}
     if not groups:
         return []
@@ -68,10 +73,11 @@ def comm_time(results, model, out):
         med = t["median"] * 1e6
         ax.fill_between(b, t["ci_lo"] * 1e6, t["ci_hi"] * 1e6, alpha=0.3, label="95% CI")
         ax.plot(b, med, "o", ms=3, label="median")
-        if model is not None:
+        if predictor is not None:
             try:
                 xs = np.geomspace(b.min(), b.max(), 200)
-                ys = [model.predict(bench, x, level=key[0], dtype=key[2], ranks=key[3])["seconds"] * 1e6 for x in xs]
+                ys = [predictor.predict(bench, x, level=key[0], dtype=key[2], ranks=key[3])["seconds"] * 1e6
+                      for x in xs]
                 window = float(t["attrs"].get("window", 1))
                 ax.plot(xs, np.array(ys) * window, "-", lw=1.2, label="model")
             except (KeyError, ValueError):
@@ -788,8 +794,15 @@ def main(argv=None):
     except sf.SchemaError as e:
         print("sextant report: %s" % e, file=sys.stderr)
         return 1
+    predictor = None
+    if model is not None and model.fits():
+        if cxx_model is None:
+            print("sextant report: the Python module `sextant` is not importable (built with pybind11, see README): "
+                  "comm_time has no model curves", file=sys.stderr)
+        else:
+            predictor = cxx_model.Model(a.model)
     os.makedirs(a.output, exist_ok=True)
-    written = (comm_time(results, model, a.output) + comm_busbw(results, a.output)
+    written = (comm_time(results, predictor, a.output) + comm_busbw(results, a.output)
                + roofline(results, model, a.output) + membw(results, model, a.output)
                + train_prediction(results, a.output) + summary(results, model, a.output))
     for p in written:

@@ -25,57 +25,6 @@ namespace sextant::cli {
 
 namespace {
 
-// "layers=24,hidden=2048,...,dp=64,tp=8,pp=1,schedule=1f1b,zero1=1,overlap=1".
-model::TrainConfig parse_train_config(const std::string& text) {
-  model::TrainConfig c;
-  for (const auto& item : split_list(text)) {
-    auto eq = item.find('=');
-    if (eq == std::string::npos) throw UsageError("--train: '" + item + "' is not key=value");
-    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    auto number = [&] {
-      try {
-        std::size_t used = 0;
-        double v = std::stod(value, &used);
-        if (used != value.size()) throw std::invalid_argument(value);
-        return v;
-      } catch (const std::exception&) {
-        throw UsageError("--train: " + key + "='" + value + "' is not a number");
-      }
-    };
-    auto integer = [&] { return static_cast<int>(number()); };
-    if (key == "layers") c.layers = integer();
-    else if (key == "hidden") c.hidden = integer();
-    else if (key == "heads") c.heads = integer();
-    else if (key == "seq") c.seq = integer();
-    else if (key == "vocab") c.vocab = integer();
-    else if (key == "micro_batch") c.micro_batch = integer();
-    else if (key == "global_batch") c.global_batch = integer();
-    else if (key == "dp") c.dp = integer();
-    else if (key == "tp") c.tp = integer();
-    else if (key == "pp") c.pp = integer();
-    else if (key == "bucket_bytes") c.bucket_bytes = number();
-    else if (key == "zero1") c.zero1 = integer() != 0;
-    else if (key == "overlap") c.overlap_dp = integer() != 0;
-    else if (key == "dtype") c.dtype = value;
-    else if (key == "dense") c.dense = model::parse_dense_path(value);
-    else if (key == "schedule") {
-      if (value == "gpipe") c.schedule = model::Schedule::gpipe;
-      else if (value == "1f1b") c.schedule = model::Schedule::one_f_one_b;
-      else throw UsageError("--train: schedule='" + value + "' (use gpipe or 1f1b)");
-    } else if (key == "optimizer") {
-      if (value == "sgd") c.optimizer = model::Optimizer::sgd;
-      else if (value == "adamw") c.optimizer = model::Optimizer::adamw;
-      else throw UsageError("--train: optimizer='" + value + "' (use sgd or adamw)");
-    } else {
-      throw UsageError("--train: unknown key '" + key +
-                       "' (layers, hidden, heads, seq, vocab, micro_batch, global_batch, dp, tp, pp, schedule, "
-                       "optimizer, zero1, overlap, bucket_bytes, dtype, dense)");
-    }
-  }
-  c.validate();
-  return c;
-}
-
 using Json = nlohmann::json;
 
 struct PredictArgs {
@@ -95,10 +44,8 @@ Json document(const std::string& kind, const std::string& model_path) {
 // The configuration of --train, and the dense path it runs: the one it names, else the
 // one the model's operators were measured on (the train suite measures its proxy's).
 model::TrainConfig train_config(const std::string& text, const model::ComputeModel& compute) {
-  auto config = parse_train_config(text);
-  if (text.find("dense=") == std::string::npos)
-    for (const auto& o : compute.operators)
-      if (o.family == "vendor_gemm") config.dense = model::DensePath::vendor;
+  auto config = model::parse_train_config(text);
+  if (text.find("dense=") == std::string::npos) config.dense = compute.measured_dense_path();
   return config;
 }
 
@@ -308,28 +255,12 @@ Json predict_comm(const PredictArgs& a) {
                 format_bytes(lo).c_str(), format_bytes(hi).c_str());
   if (p.extrapolated_ranks) std::printf("EXTRAPOLATION: %s\n", p.note.c_str());
   Json doc = document("comm", a.model);
+  doc.update(Json(p));
   doc["operation"] = a.op;
   doc["bytes"] = bytes;
   doc["ranks"] = ranks;
   doc["level"] = a.level;
   doc["dtype"] = p.view == "direct" ? p.from->dtype : a.dtype;
-  doc["seconds"] = p.seconds;
-  doc["interval_seconds"] = {p.lo, p.hi};
-  doc["busbw_Bps"] = p.busbw;
-  doc["view"] = p.view;
-  doc["terms_seconds"] = {{"alpha", p.alpha_part}, {"beta", p.beta_part}, {"gamma", p.gamma_part}};
-  doc["extrapolated_bytes"] = p.extrapolated_bytes;
-  doc["extrapolated_ranks"] = p.extrapolated_ranks;
-  if (!p.note.empty()) doc["note"] = p.note;
-  if (p.view == "algorithm") {
-    doc["algorithm"] = p.algorithm;
-    doc["calibration"] = p.calibration;
-    doc["fitted_ranks"] = p.algorithm_fit->ranks;
-  } else {
-    doc["fitted_ranks"] = p.from->ranks;
-    doc["segment"] = p.segment;
-    doc["bridged"] = p.bridged;
-  }
   if (!a.explain) return doc;
   if (p.view == "algorithm") {
     const auto& af = *p.algorithm_fit;

@@ -2,6 +2,7 @@
 // tools/python/sextant_report.py (matplotlib), which this runs.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <vector>
 
@@ -37,6 +38,11 @@ void register_report(CLI::App& app, Context&) {
       args.push_back("--model");
       args.push_back(a->model);
     }
+    // The `sextant` Python module (the C++ model, for the model curves), from this build
+    // or where it is installed, ahead of whatever PYTHONPATH holds.
+    std::string path = SEXTANT_PYTHON_MODULE_DIRS;
+    if (const char* given = std::getenv("PYTHONPATH"); given && *given) path += std::string(":") + given;
+    setenv("PYTHONPATH", path.c_str(), 1);
     std::vector<char*> argv;
     for (auto& s : args) argv.push_back(s.data());
     argv.push_back(nullptr);
