@@ -6,7 +6,7 @@
 //
 //   import sextant
 //   m = sextant.Model("run.model.h5")
-//   m.predict("allreduce", 1 << 20, ranks=64)["seconds"]
+//   m.predict_comm("allreduce", 1 << 20, 64)["seconds"]
 //   m.predict_operator("gemm", flops=2 * 512**3, bytes=3 * 512**2 * 4, family="gemm")
 //   m.predict_step("layers=24,hidden=2048,heads=16,seq=2048,global_batch=512,dp=64,tp=8")
 //   m.search_layouts("layers=24,hidden=2048,heads=16,seq=2048,global_batch=512", ranks=512)
@@ -77,8 +77,8 @@ class Model {
   }
 
   // ranks None: the fitted rank count (the only one, as `sextant predict` requires).
-  py::object predict(const std::string& benchmark, double bytes, const std::string& level, const std::string& dtype,
-                     std::optional<int> ranks) const {
+  py::object predict_comm(const std::string& benchmark, double bytes, std::optional<int> ranks,
+                          const std::string& level, const std::string& dtype) const {
     int p = ranks.value_or(0);
     if (!ranks) {
       auto fitted = comm().fitted_ranks(benchmark, level, dtype);
@@ -157,8 +157,8 @@ PYBIND11_MODULE(sextant, m) {
       .def_property_readonly("has_comm", &Model::has_comm)
       .def_property_readonly("has_compute", &Model::has_compute)
       .def("fits", &Model::fits, "(level, benchmark, dtype, ranks) of every communication fit")
-      .def("predict", &Model::predict, py::arg("benchmark"), py::arg("nbytes"), py::arg("level") = "world",
-           py::arg("dtype") = "float32", py::arg("ranks") = py::none(),
+      .def("predict_comm", &Model::predict_comm, py::arg("benchmark"), py::arg("nbytes"),
+           py::arg("ranks") = py::none(), py::arg("level") = "world", py::arg("dtype") = "float32",
            "A collective's or point-to-point time: dict of seconds, interval_seconds, view, terms_seconds, ...")
       .def("predict_operator", &Model::predict_operator, py::arg("op"), py::arg("flops"), py::arg("bytes"),
            py::arg("dtype") = "float32", py::arg("family") = "", py::arg("shape") = "",

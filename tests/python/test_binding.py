@@ -58,7 +58,7 @@ class TestComm(unittest.TestCase):
             for n in (1, 8, 1000, 4096, 65536, 3 << 20, 1 << 26):
                 for p in (ranks, ranks + 1, 4 * ranks, 64):
                     with self.subTest(benchmark=bench, dtype=dtype, bytes=n, ranks=p):
-                        ours = self.m.predict(bench, n, level=level, dtype=dtype, ranks=p)
+                        ours = self.m.predict_comm(bench, n, level=level, dtype=dtype, ranks=p)
                         theirs = cli(MODEL, "--op", bench, "--bytes", str(n), "--ranks", str(p), "--level", level,
                                      "--dtype", dtype)
                         for k in ("seconds", "interval_seconds", "busbw_Bps", "view", "terms_seconds",
@@ -75,10 +75,10 @@ class TestComm(unittest.TestCase):
             sextant.Model("/no/such/model.h5")
         self.assertIn("/no/such/model.h5", str(cm.exception))
         with self.assertRaises(ValueError) as cm:
-            self.m.predict("no_such_benchmark", 8)
+            self.m.predict_comm("no_such_benchmark", 8)
         self.assertIn("no_such_benchmark", str(cm.exception))
         with self.assertRaises(ValueError):
-            self.m.predict("allreduce", 8, ranks=0)
+            self.m.predict_comm("allreduce", 8, ranks=0)
         with h5py.File(MODEL, "r") as f, self.assertRaises(TypeError):
             sextant.Model(f)  # paths, never HDF5 handles, cross the boundary
 

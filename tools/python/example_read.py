@@ -39,7 +39,7 @@ for ranks in rank_counts:
     for n, med, bw in zip(t["bytes"], t["median"], t["busbw"]):
         print("%10d %12.3f %12.3f" % (n, med * 1e6, bw / 1e9))
 
-    p = predictor.predict("pingpong", 8192, dtype="byte", ranks=ranks)
+    p = predictor.predict_comm("pingpong", 8192, dtype="byte", ranks=ranks)
     print("model: pingpong 8 KiB on %d ranks takes %.3f us (alpha %.3f us + beta part %.3f us), busbw %.3f GB/s%s%s"
           % (ranks, p["seconds"] * 1e6, p["terms_seconds"]["alpha"] * 1e6, p["terms_seconds"]["beta"] * 1e6,
              p["busbw_Bps"] / 1e9, ", EXTRAPOLATED" if p["extrapolated_bytes"] else "",
@@ -56,7 +56,7 @@ for level, bench, dtype, ranks in model.algorithms():
         for lo, hi, name, cal in zip(a["lo_bytes"], a["hi_bytes"], a["algorithm"], a["calibration"]))))
     fitted = model.fit(level, bench, dtype, ranks)["ranks"]
     other = 4 * fitted if 4 * fitted not in {k[3] for k in model.fits()} else 4 * fitted + 1
-    p = predictor.predict(bench, 1 << 20, level=level, dtype=dtype, ranks=other)
+    p = predictor.predict_comm(bench, 1 << 20, level=level, dtype=dtype, ranks=other)
     terms = p["terms_seconds"]
     print("model: allreduce 1 MiB on %d ranks takes %.3f us (%s view: %s x%.2f; alpha %.3f + beta %.3f"
           " + gamma %.3f us), busbw %.3f GB/s" % (other, p["seconds"] * 1e6, p["view"], p.get("algorithm", "-"),

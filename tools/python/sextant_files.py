@@ -33,7 +33,7 @@ ignored.
 
 This module reads the data. Predictions come from the C++ model itself, through
 the `sextant` Python module (bindings/python; `import sextant`,
-`sextant.Model(path).predict("allreduce", 1 << 20, ranks=64)`): there is no second
+`sextant.Model(path).predict_comm("allreduce", 1 << 20, 64)`): there is no second
 implementation of the cost formulas.
 
 Where ranks is None (the default), the only rank count present is used; a

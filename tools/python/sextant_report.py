@@ -76,7 +76,7 @@ def comm_time(results, predictor, out):
         if predictor is not None:
             try:
                 xs = np.geomspace(b.min(), b.max(), 200)
-                ys = [predictor.predict(bench, x, level=key[0], dtype=key[2], ranks=key[3])["seconds"] * 1e6
+                ys = [predictor.predict_comm(bench, x, level=key[0], dtype=key[2], ranks=key[3])["seconds"] * 1e6
                       for x in xs]
                 window = float(t["attrs"].get("window", 1))
                 ax.plot(xs, np.array(ys) * window, "-", lw=1.2, label="model")
