@@ -34,13 +34,11 @@ std::uint64_t parse_bytes(std::string_view text) {
   return value << shift;
 }
 
-ByteRange parse_byte_range(std::string_view text) {
+ByteRange parse_byte_range(std::string_view text, ByteRange defaults) {
   auto colon = text.find(':');
-  if (colon == std::string_view::npos) {
-    auto v = parse_bytes(text);
-    return {v, v};
-  }
-  ByteRange r{parse_bytes(text.substr(0, colon)), parse_bytes(text.substr(colon + 1))};
+  if (colon == std::string_view::npos) return {defaults.min, parse_bytes(text)};  // MAX, as OSU's -m
+  auto lo = text.substr(0, colon), hi = text.substr(colon + 1);
+  ByteRange r{lo.empty() ? defaults.min : parse_bytes(lo), hi.empty() ? defaults.max : parse_bytes(hi)};
   if (r.min > r.max)
     throw UsageError("size range '" + std::string(text) + "': MIN is larger than MAX");
   return r;

@@ -12,11 +12,12 @@ namespace sextant {
 // naming the text when it is not a non-negative size.
 std::uint64_t parse_bytes(std::string_view text);
 
-// "MIN:MAX" or a single size (MIN == MAX).
 struct ByteRange {
   std::uint64_t min = 0, max = 0;
 };
-ByteRange parse_byte_range(std::string_view text);
+// OSU's -m: "MIN:MAX"; "MAX" alone (from the default MIN); "MIN:" (to the default MAX);
+// ":MAX". A single size is "N:N". Throws UsageError naming the text.
+ByteRange parse_byte_range(std::string_view text, ByteRange defaults);
 
 // min, min*factor, ... <= max; factor > 1. A min of 0 yields 0 then 1, factor, ...
 std::vector<std::uint64_t> geometric_sizes(ByteRange range, double factor);

@@ -435,29 +435,30 @@ class Sweep {
 
 // ---- output ----------------------------------------------------------------
 
+// Tables as OSU and nccl-tests users parse them: '#' before every line that is not a
+// size, whitespace-separated columns, the size first (at the line's start) and the
+// median second, so that a regex like ^SIZE\s+(\S+) picks the median.
 void print_header(const BenchmarkResult& r, const Options& o) {
   const auto& b = *r.benchmark;
   std::printf("# %s  level=%s  ranks=%d  dtype=%s%s  sync=%s%s\n", std::string(b.name).c_str(),
               std::string(to_string(r.level)).c_str(), r.ranks, std::string(info(r.dtype).name).c_str(),
               b.reduces ? (std::string("  op=") + std::string(to_string(o.reduction))).c_str() : "",
               std::string(to_string(o.sync)).c_str(), b.windowed ? ("  window=" + std::to_string(o.window)).c_str() : "");
-  std::printf("%12s %10s %11s %23s %11s %11s %10s %10s %8s %6s %-9s%s\n", "bytes", "count", "median(us)",
-              "ci95(us)", "min(us)", "p99(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong", "reps", "stop",
+  std::printf("%-12s %11s %11s %11s %11s %11s %11s %11s %8s %6s %-13s %10s%s\n", "# bytes", "median(us)", "ci_lo(us)",
+              "ci_hi(us)", "min(us)", "p99(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong", "reps", "stop", "count",
               b.nonblocking ? "  overlap(%)" : "");
 }
 
 void print_row(const SizeResult& s, const Benchmark& b) {
   if (!s.unmeasured.empty()) {
-    std::printf("%12llu %10llu %11s  not measured: %s\n", (unsigned long long)s.bytes, (unsigned long long)s.count, "-",
-                s.unmeasured.c_str());
+    std::printf("%-12llu %11s  not measured: %s\n", (unsigned long long)s.bytes, "-", s.unmeasured.c_str());
     std::fflush(stdout);
     return;
   }
-  char ci[64];
-  std::snprintf(ci, sizeof ci, "[%.3f, %.3f]", s.time.ci_lo * 1e6, s.time.ci_hi * 1e6);
-  std::printf("%12llu %10llu %11.3f %23s %11.3f %11.3f %10.3f %10.3f %8lld %6zu %-9s", (unsigned long long)s.bytes,
-              (unsigned long long)s.count, s.time.median * 1e6, ci, s.time.min * 1e6, s.time.p99 * 1e6, s.algbw / 1e9,
-              s.busbw / 1e9, s.wrong + s.wrong_in_place, s.valid, std::string(stats::to_string(s.stop)).c_str());
+  std::printf("%-12llu %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %8lld %6zu %-13s %10llu",
+              (unsigned long long)s.bytes, s.time.median * 1e6, s.time.ci_lo * 1e6, s.time.ci_hi * 1e6,
+              s.time.min * 1e6, s.time.p99 * 1e6, s.algbw / 1e9, s.busbw / 1e9, s.wrong + s.wrong_in_place, s.valid,
+              std::string(stats::to_string(s.stop)).c_str(), (unsigned long long)s.count);
   if (b.nonblocking) std::printf("  %10.1f", s.overlap_percent);
   std::printf("\n");
   std::fflush(stdout);

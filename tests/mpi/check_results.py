@@ -1,7 +1,7 @@
 """Checks a comm-suite results file with h5py alone (independent of sextant's reader).
 
 usage: check_results.py FILE --ranks N [--all] [--oversubscribed] [--wrong] [--window] [--levels L,...]
-                        [--late-rank R [--widened SECONDS]] [--rank-counts P,...] [--json FILE]
+                        [--late-rank R [--widened SECONDS]] [--rank-counts P,...] [--json FILE] [--table FILE]
 """
 import argparse
 import math
@@ -26,6 +26,8 @@ ap.add_argument("--oversubscribed", action="store_true")
 ap.add_argument("--wrong", action="store_true", help="expect wrong values to be recorded")
 ap.add_argument("--window", action="store_true", help="window sync: every group says so, clock residual recorded")
 ap.add_argument("--levels", help="the level groups the file must hold, exactly (e.g. world,intra)")
+ap.add_argument("--table", help="the run's standard output: an OSU-style regex on each table (^SIZE\\s+(\\S+)) must "
+                "give the file's medians in microseconds")
 ap.add_argument("--json", help="the run's --json document: the same statistics as the file, complete")
 ap.add_argument("--rank-counts", help="a rank sweep: every benchmark must hold exactly these rank groups "
                 "(default: the launch's ranks)")
@@ -155,6 +157,27 @@ if a.json:
         groups = sum(len(f["comm"][l][b][d]) for l in f["comm"] for b in f["comm"][l] for d in f["comm"][l][b])
         if seen != groups:
             errors.append(f"{a.json}: {seen} benchmark groups, the file has {groups}")
+
+if a.table:
+    # The tables as OSU users parse them: a benchmark's title line '# NAME ...', then
+    # per size a line starting with the size, the median (us) right after it.
+    import re
+    size_line = re.compile(r"^(\d+)\s+(\S+)")
+    tables, current = {}, None
+    for line in open(a.table):
+        title = re.match(r"^# (\w+)  level=(\w+)  ranks=(\d+)  dtype=(\w+)", line)
+        if title:
+            current = tables.setdefault(title.groups(), {})
+        elif current is not None and (m := size_line.match(line)):
+            current[int(m.group(1))] = m.group(2)
+    if not tables:
+        errors.append(f"{a.table}: no benchmark table")
+    with h5py.File(a.file, "r") as f:
+        for (bench, level, ranks, dtype), rows in tables.items():
+            g = f[f"comm/{level}/{bench}/{dtype}/p{ranks}"]
+            want = {int(b): ("-" if math.isnan(m) else f"{m * 1e6:.3f}") for b, m in zip(g["bytes"][()], g["median"][()])}
+            if rows != want:
+                errors.append(f"{a.table}: {bench} {level}: the regex read {rows}, the file has {want}")
 
 for e in errors[:30]:
     print("FAIL:", e, file=sys.stderr)

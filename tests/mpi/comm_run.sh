@@ -16,6 +16,7 @@ mkdir -p "$(dirname "$output")"
 start=$(date +%s)
 expect_rc $want timeout 280 mpiexec.mpich -n "$ranks" "$sextant" run --suite comm --overwrite -o "$output" "$@"
 echo "$out" | head -40
+echo "$out" >"$work/table.txt"
 echo "elapsed $(( $(date +%s) - start )) s"
 if [ "$(oversubscribed "$sextant" "$ranks")" = 1 ]; then
   contains "$err" "oversubscribed, timings are not meaningful"
@@ -27,4 +28,4 @@ if [ $late = 1 ]; then
   expect_rc 1 "$sextant" fit "$output" -o "$work/late.model.h5"
   contains "$err" "sizes not measured, left out (0 of"
 elif [ $want = 1 ]; then contains "$err" "WRONG rank"; contains "$err" "validation FAILED"; fi
-"$python" "$(dirname "$0")/check_results.py" "$output" --ranks "$ranks" "${checks[@]}"
+"$python" "$(dirname "$0")/check_results.py" "$output" --ranks "$ranks" --table "$work/table.txt" "${checks[@]}"

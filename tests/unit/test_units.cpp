@@ -52,27 +52,35 @@ TEST(ParseBytes, RejectsMalformedTextQuotingIt) {
   for (const char* text : {"", "K", "-1", "8Q", "1.5M", " 8", "8 K", "M4", "0x10"}) expect_rejected(text);
 }
 
-TEST(ParseByteRange, RangeOrSingleSize) {
-  auto r = sextant::parse_byte_range("1:4M");
+TEST(ParseByteRange, ReadsAsOsuDoes) {
+  const sextant::ByteRange defaults{1, 4 * MiB};
+  auto r = sextant::parse_byte_range("2:64K", defaults);
+  EXPECT_EQ(r.min, 2u);
+  EXPECT_EQ(r.max, 64 * KiB);
+  r = sextant::parse_byte_range("1M", defaults);  // -m 1M: up to 1 MiB
   EXPECT_EQ(r.min, 1u);
+  EXPECT_EQ(r.max, MiB);
+  r = sextant::parse_byte_range("2:", defaults);  // from 2 bytes to the default max
+  EXPECT_EQ(r.min, 2u);
   EXPECT_EQ(r.max, 4 * MiB);
-  r = sextant::parse_byte_range("8");
-  EXPECT_EQ(r.min, 8u);
-  EXPECT_EQ(r.max, 8u);
-  r = sextant::parse_byte_range("64K:64K");
+  r = sextant::parse_byte_range(":8K", defaults);
+  EXPECT_EQ(r.min, 1u);
+  EXPECT_EQ(r.max, 8 * KiB);
+  r = sextant::parse_byte_range("64K:64K", defaults);  // one size
   EXPECT_EQ(r.min, r.max);
 }
 
 TEST(ParseByteRange, RejectsReversedOrMalformedRanges) {
+  const sextant::ByteRange defaults{1, 4 * MiB};
   try {
-    sextant::parse_byte_range("4M:1");
+    sextant::parse_byte_range("4M:1", defaults);
     ADD_FAILURE() << "4M:1 accepted";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("'4M:1'"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(sextant::parse_byte_range("1:"), UsageError);
-  EXPECT_THROW(sextant::parse_byte_range(":4M"), UsageError);
-  EXPECT_THROW(sextant::parse_byte_range("1:2:3"), UsageError);
+  EXPECT_THROW(sextant::parse_byte_range("8M:", defaults), UsageError);  // above the default max
+  EXPECT_THROW(sextant::parse_byte_range("1:2:3", defaults), UsageError);
+  EXPECT_THROW(sextant::parse_byte_range("x", defaults), UsageError);
 }
 
 TEST(GeometricSizes, PowersOfTwoAndFour) {

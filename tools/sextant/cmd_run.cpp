@@ -72,7 +72,7 @@ comm::Options comm_options(const RunArgs& a) {
   if (a.quick) comm::make_quick(o);
   if (!a.sizes.empty()) {
     try {
-      o.sizes = parse_byte_range(a.sizes);
+      o.sizes = parse_byte_range(a.sizes, o.sizes);
     } catch (const UsageError& e) {
       throw UsageError(std::string("-m/--sizes: ") + e.what());
     }
@@ -240,17 +240,20 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("-o,--output", args->output, "results file (default results/<host>-<UTC time>.h5)");
   cmd->add_flag("--quick", args->quick, "short sweep for smoke runs and CI");
   cmd->add_flag("--overwrite", args->overwrite, "replace an existing results file (-o)");
-  cmd->add_option("-m,--sizes", args->sizes, "MIN:MAX message sizes in bytes (K/M/G suffixes)")
+  cmd->add_option("-m,--sizes", args->sizes, "message sizes in bytes, OSU's -m: MIN:MAX, MAX, MIN: (K/M/G suffixes; default 1:4M, --quick 1:1M)")
       ->each([args](const std::string&) { args->sizes_given = true; });
   cmd->add_option("-f,--factor", args->factor, "size step factor (default 2)");
   // Checked when given (the defaults stand for "not given"): -i 0 and -x -5 are errors.
-  cmd->add_option("-i,--iterations", args->iterations, "iteration cap per size")->check(CLI::PositiveNumber);
-  cmd->add_option("-x,--warmup", args->warmup, "warm-up iterations per size")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--sync", args->sync, "barrier (OSU/IMB-comparable) | window (ReproMPI-style)");
-  cmd->add_option("--budget", args->budget, "time budget per size, seconds");
+  cmd->add_option("-i,--iterations", args->iterations, "iteration cap per size (default 1000; --quick 200)")->check(CLI::PositiveNumber);
+  cmd->add_option("-x,--warmup", args->warmup, "warm-up iterations per size (default 10; --quick 3)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--sync", args->sync, "barrier (OSU/IMB-comparable; default) | window (ReproMPI-style)");
+  cmd->add_option("--budget", args->budget, "time budget per size, seconds (default 0.25; --quick 0.03)");
   cmd->add_option("--precision", args->precision, "stop when the median's 95% CI half-width <= this fraction (0.02)");
-  cmd->add_option("--collectives,--benchmarks", args->benchmarks, "comma-separated benchmark names (default all)");
-  cmd->add_option("--dtypes", args->dtypes, "comm: int32,float32,float64; compute: float64,float32")
+  std::string benchmarks;
+  for (const auto& b : comm::registry()) benchmarks += (benchmarks.empty() ? "" : ", ") + std::string(b.name);
+  cmd->add_option("--collectives,--benchmarks", args->benchmarks,
+                  "comma-separated benchmark names (default all: " + benchmarks + ")");
+  cmd->add_option("--dtypes", args->dtypes, "comm: int32,float32,float64 (default float32); compute: float64,float32 (default both)")
       ->each([args](const std::string&) { args->dtypes_given = true; });
   cmd->add_option("--kernels", args->kernels, "compute: kernel names (default all)");
   cmd->add_flag("--full-shapes", args->full_shapes, "compute: the larger shape set of every kernel");
@@ -261,14 +264,14 @@ void register_run(CLI::App& app, Context& ctx) {
                   "default where built)");
   cmd->add_option("--steps", args->steps,
                   "train: measured steps per configuration (default: 10, 8 with --quick, more until 0.5 s)");
-  cmd->add_option("--op", args->op, "reduction: sum | max | min");
-  cmd->add_option("--levels", args->levels, "world,intra,inter");
+  cmd->add_option("--op", args->op, "reduction: sum (default) | max | min");
+  cmd->add_option("--levels", args->levels, "world,intra,inter (default world)");
   cmd->add_option("--ranks", args->ranks,
                   "comm: the rank sweep in one launch, A:B or a list (each on the level's first p ranks; default "
                   "all ranks)");
   cmd->add_option("--check", args->check, "validated iterations per size (0 disables)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--window", args->window, "messages in flight for bandwidth benchmarks");
+  cmd->add_option("--window", args->window, "messages in flight for bandwidth benchmarks (default 64)");
   cmd->add_flag("--off-cache", args->off_cache, "rotate through buffers larger than the last-level cache");
   cmd->add_flag("--in-place", args->in_place, "time the MPI_IN_PLACE form where one exists");
   cmd->add_option("--memory", args->memory, "host | device (Kokkos memory space of the buffers)");
