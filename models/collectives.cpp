@@ -75,7 +75,7 @@ CostTerms reduce_scatter_pairwise(const Link& l, double n, int p) {
 // sends to relative ranks r + mask for masks below its own lowest set bit, largest
 // first). Rank r is popcount(r) hops from the root; the k-th send of a sender leaves
 // after its k-1 earlier ones, so it adds k injections (beta n) and one latency
-// (alpha). At powers of two the slowest rank sees lg p of each, DESIGN.md's
+// (alpha). At powers of two the slowest rank sees lg p of each, the textbook
 // lg p (alpha + n beta); otherwise fewer latencies than rounds: at p = 3 the root's
 // two sends overlap in flight, alpha + 2 n beta, where ceil(lg p) rounds said 2 alpha
 // + 2 n beta (68% high across namespace hosts at 200 us).

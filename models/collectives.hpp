@@ -5,7 +5,8 @@
 // which algorithm the library ran at which size, and lets the model extrapolate in
 // the rank count p, which a direct fit at one p cannot do.
 //
-// Costs (MPICH's own cost comments, DESIGN.md), n = bytes counted for algbw:
+// Costs (the closed forms of the collective-algorithm literature and MPICH's cost
+// comments; docs/models.md), n = bytes counted for algbw:
 //   each step of m bytes costs alpha(m) + beta(m) * m with the pt2pt segment of m,
 //   reductions add gamma per byte combined.
 #include <functional>

@@ -1,4 +1,4 @@
-// Algorithm-aware collective costs against the closed forms of DESIGN.md (power-of-
+// Algorithm-aware collective costs against their closed forms (docs/models.md; power-of-
 // two p, one Hockney segment), and identification of the algorithm a synthetic
 // "library" ran, with its switch point.
 #include <gtest/gtest.h>
