@@ -57,6 +57,11 @@ expect_rc 2 "$sextant" run --suite comm --dtypes float16
 contains "$err" "float16"
 expect_rc 2 "$sextant" run --suite comm --sync sometimes
 contains "$err" "sometimes"
+expect_rc 2 "$sextant" export "$model" --to nosuch -o "$work/x.json"
+contains "$err" "--to 'nosuch': unknown format (known: extrap)"
+expect_rc 1 "$sextant" export "$work/nosuch.h5" --to extrap -o "$work/x.json"
+contains "$err" "nosuch.h5"
+[ ! -e "$work/x.json" ] || fail "a failed export left a file"
 # The rank sweep: more ranks than launched, fewer than a collective needs, out of
 # order, for a suite that has no sweep.
 expect_rc 2 "$sextant" run --suite comm --quick --ranks 2:8 -o "$work/r.h5"

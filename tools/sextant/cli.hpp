@@ -20,6 +20,7 @@ void register_predict(CLI::App& app, Context& ctx);
 void register_report(CLI::App& app, Context& ctx);
 void register_jobscript(CLI::App& app, Context& ctx);
 void register_merge(CLI::App& app, Context& ctx);
+void register_export(CLI::App& app, Context& ctx);
 
 // For subcommands a later version fills: says so and fails.
 void not_yet(const std::string& what);

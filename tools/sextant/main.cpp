@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("sextant ") + SEXTANT_VERSION);
   for (cli::Register reg : {cli::register_info, cli::register_run, cli::register_fit,
                             cli::register_predict, cli::register_report, cli::register_jobscript,
-                            cli::register_merge})
+                            cli::register_merge, cli::register_export})
     reg(app, ctx);
   try {
     app.parse(argc, argv);
