@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/comm_model.hpp"
+#include "models/layout_search.hpp"
 #include "models/step_predictor.hpp"
 #include "models/train_plan.hpp"
 
@@ -46,6 +47,19 @@ inline void to_json(nlohmann::json& j, const StepPrediction& p) {
   j = nlohmann::json{{"step_seconds", p.total}, {"bubble_fraction", p.bubble_fraction},
                      {"critical_stage", p.critical_stage}, {"notes", p.notes}};
   for (const auto& [name, t] : p.breakdown) j["breakdown_seconds"][name] = t;
+}
+
+inline void to_json(nlohmann::json& j, const LevelMap& m) {
+  j = nlohmann::json{{"tp", m.tp}, {"dp", m.dp}, {"pp", m.pp}};
+}
+
+// One layout of a search: its prediction, with its configuration, the levels its
+// traffic was costed on and its step working set.
+inline void to_json(nlohmann::json& j, const RankedLayout& r) {
+  j = r.prediction;
+  j["config"] = r.config;
+  j["levels"] = r.levels;
+  j["memory_bytes_per_rank"] = r.memory_bytes;
 }
 
 }  // namespace sextant::model

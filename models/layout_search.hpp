@@ -10,6 +10,7 @@ namespace sextant::model {
 
 struct RankedLayout {
   TrainConfig config;       // the base configuration with this layout
+  LevelMap levels;          // where its traffic was costed
   StepPrediction prediction;
   double memory_bytes = 0;  // per rank, the largest stage's step_working_set_bytes
 };
@@ -22,7 +23,9 @@ struct LayoutSearch {
 
 // memory_limit_bytes <= 0: no limit. Layouts the plan rejects (heads or vocabulary not
 // divisible by tp, fewer layers than stages, a batch that does not split) are skipped.
+// ranks_per_node > 0: each layout's traffic on the levels it crosses (placed_levels),
+// instead of `levels`.
 LayoutSearch search_layouts(const TrainConfig& base, int ranks, const CommModel& comm, const ComputeModel& compute,
-                            const LevelMap& levels = {}, double memory_limit_bytes = 0);
+                            const LevelMap& levels = {}, double memory_limit_bytes = 0, int ranks_per_node = 0);
 
 }  // namespace sextant::model

@@ -1,5 +1,7 @@
 #include "models/step_predictor.hpp"
 
+#include "core/error.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -66,6 +68,25 @@ class Coster {
 };
 
 }  // namespace
+
+LevelMap placed_levels(const TrainConfig& c, int ranks_per_node, const CommModel& comm,
+                       std::vector<std::string>* notes) {
+  if (ranks_per_node < 1) throw UsageError("--ranks-per-node " + std::to_string(ranks_per_node) + ": must be >= 1");
+  auto level = [&](const char* kind, long long span) -> std::string {
+    const std::string want = span <= ranks_per_node ? "intra" : "inter";
+    for (const auto& f : comm.fits)
+      if (f.level == want) return want;
+    if (notes)
+      notes->push_back(std::string(kind) + " traffic " + (want == "intra" ? "inside a node" : "across nodes") +
+                       ": the model has no '" + want + "' level, costed on 'world'");
+    return "world";
+  };
+  LevelMap m;
+  m.tp = level("tp", c.tp);
+  m.dp = level("dp", static_cast<long long>(c.tp) * c.dp);
+  m.pp = level("pp", static_cast<long long>(c.tp) * c.dp * c.pp);
+  return m;
+}
 
 StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const ComputeModel& compute,
                             const LevelMap& levels) {

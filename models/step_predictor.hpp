@@ -26,6 +26,14 @@ struct LevelMap {
   std::string tp = "world", dp = "world", pp = "world";
 };
 
+// The levels a layout's traffic crosses with ranks_per_node ranks per node, ranks in
+// Megatron's order (tensor-parallel ranks consecutive, then data-parallel, then the
+// pipeline stages): a group whose ranks all fit in one node is costed on "intra", one
+// that spans nodes on "inter" (its slowest link; a node-aware algorithm would do
+// better). A level the comm model has no fits for falls back to "world", with a note.
+LevelMap placed_levels(const TrainConfig& config, int ranks_per_node, const CommModel& comm,
+                       std::vector<std::string>* notes = nullptr);
+
 struct StageTimes {
   double forward_compute = 0, backward_compute = 0;  // per micro-batch
   double tp_comm = 0;                                // per micro-batch, forward + backward

@@ -99,24 +99,23 @@ class Model {
                           {"calibrated", e.calibrated}});
   }
 
-  py::object predict_step(const py::object& config, const py::object& levels) const {
+  // levels: a dict of tp/dp/pp levels, or ranks_per_node to place the layout (as
+  // `sextant predict --ranks-per-node`).
+  py::object predict_step(const py::object& config, const py::object& levels, int ranks_per_node) const {
     const auto c = config_of(config, compute());
-    Json j{{"config", c}, {"prediction", model::predict_step(model::plan_step(c), comm(), compute(), levels_of(levels))}};
-    return to_python(j);
+    std::vector<std::string> notes;
+    const auto where = ranks_per_node > 0 ? model::placed_levels(c, ranks_per_node, comm(), &notes) : levels_of(levels);
+    auto p = model::predict_step(model::plan_step(c), comm(), compute(), where);
+    p.notes.insert(p.notes.end(), notes.begin(), notes.end());
+    return to_python(Json{{"config", c}, {"levels", where}, {"prediction", p}});
   }
 
-  py::object search_layouts(const py::object& config, int ranks, double memory_limit_bytes,
-                            const py::object& levels) const {
+  py::object search_layouts(const py::object& config, int ranks, double memory_limit_bytes, const py::object& levels,
+                            int ranks_per_node) const {
     auto c = config_of(config, compute());
-    auto found = model::search_layouts(c, ranks, comm(), compute(), levels_of(levels), memory_limit_bytes);
-    Json layouts = Json::array();
-    for (const auto& r : found.layouts) {
-      Json l = r.prediction;
-      l["config"] = r.config;
-      l["memory_bytes_per_rank"] = r.memory_bytes;
-      layouts.push_back(std::move(l));
-    }
-    return to_python(layouts);
+    auto found =
+        model::search_layouts(c, ranks, comm(), compute(), levels_of(levels), memory_limit_bytes, ranks_per_node);
+    return to_python(Json(found.layouts));
   }
 
   const std::string& path() const { return path_; }
@@ -164,8 +163,9 @@ PYBIND11_MODULE(sextant, m) {
            py::arg("dtype") = "float32", py::arg("family") = "", py::arg("shape") = "",
            "An operator's time from the compute model: dict of seconds, bound, operator_model, calibrated")
       .def("predict_step", &Model::predict_step, py::arg("config"), py::arg("levels") = py::none(),
+           py::arg("ranks_per_node") = 0,
            "A training step: config as 'key=value,...' or a dict; dict of config and prediction")
       .def("search_layouts", &Model::search_layouts, py::arg("config"), py::arg("ranks"),
-           py::arg("memory_limit_bytes") = 0.0, py::arg("levels") = py::none(),
+           py::arg("memory_limit_bytes") = 0.0, py::arg("levels") = py::none(), py::arg("ranks_per_node") = 0,
            "Every layout of the model on `ranks` ranks, fastest first");
 }

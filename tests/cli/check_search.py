@@ -96,6 +96,15 @@ if any(l["memory_bytes_per_rank"] > limit for l in kept):
 if len(kept) + limited["over_memory"] != len(layouts) or limited["over_memory"] != sum(m > limit for m in memory):
     errors.append(f"memory limit: kept {len(kept)} + left out {limited['over_memory']} != {len(layouts)} layouts")
 
+# Placement: 2 ranks per node on a model measured on one level ('world' only): every
+# group falls back to world, and each layout's notes say so.
+placed = predict_json("--train", train_text(), "--search", str(RANKS), "--ranks-per-node", "2")
+if placed.get("ranks_per_node") != 2 or any(l["levels"] != {"tp": "world", "dp": "world", "pp": "world"} or
+                                            not any("no 'intra' level" in n or "no 'inter' level" in n
+                                                    for n in l["notes"]) for l in placed["layouts"]):
+    errors.append("--ranks-per-node on a world-only model: levels or notes wrong")
+run("--train", train_text(), "--search", "8", "--ranks-per-node", "2", "--tp-level", "intra", want=2)
+
 # Bad input: a layout key with --search, --search without --train, no layout at all.
 run("--train", train_text(dict(dp=2)), "--search", "8", want=2)
 run("--search", "8", want=2)

@@ -115,6 +115,15 @@ class TestTrain(unittest.TestCase):
         theirs = cli(TRAIN_MODEL, "--train", TRAIN, "--search", "8")["layouts"]
         ours = self.m.search_layouts(TRAIN, 8)
         self.assertEqual(ours, theirs)
+        theirs = cli(TRAIN_MODEL, "--train", TRAIN, "--search", "8", "--ranks-per-node", "2")["layouts"]
+        self.assertEqual(self.m.search_layouts(TRAIN, 8, ranks_per_node=2), theirs)
+
+    def test_placed_step(self):
+        text = TRAIN + ",dp=2,tp=2"
+        theirs = cli(TRAIN_MODEL, "--train", text, "--ranks-per-node", "2")
+        ours = self.m.predict_step(text, ranks_per_node=2)
+        self.assertEqual(ours["prediction"], theirs["prediction"])
+        self.assertEqual(ours["levels"], theirs["levels"])
 
 
 if __name__ == "__main__":

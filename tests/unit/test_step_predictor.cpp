@@ -43,12 +43,13 @@ ComputeModel compute_model() {
 
 CommModel comm_model() {
   CommModel m;
-  for (const auto* lines : {&world_lines, &intra_lines})
-    for (const auto& [name, line] : *lines)
+  // inter: across nodes, the same lines as world (one node's worth of ranks is all world has)
+  for (const char* level : {"world", "intra", "inter"})
+    for (const auto& [name, line] : std::string(level) == "intra" ? intra_lines : world_lines)
       for (int ranks : {2, 4}) {
         CommFit f;
         f.benchmark = name;
-        f.level = lines == &world_lines ? "world" : "intra";
+        f.level = level;
         f.dtype = name == "pingpong" ? "byte" : "float32";
         f.ranks = ranks;
         Segment s;
@@ -163,6 +164,33 @@ TEST(StepPredictor, EachKindOfTrafficIsCostedOnItsLevel) {
   EXPECT_DOUBLE_EQ(part(intra, "forward compute"), part(world, "forward compute"));
 }
 
+TEST(StepPredictor, PlacementPutsEachGroupOnTheLevelItCrosses) {
+  // 4 ranks per node, TP 2 x DP 2 x PP 2: the TP pairs and the DP groups (TP x DP = 4
+  // consecutive ranks) stay inside a node, the pipeline's stages are on two nodes.
+  auto c = config(2, 2, 2);
+  auto levels = placed_levels(c, 4, comm_model());
+  EXPECT_EQ(levels.tp, "intra");
+  EXPECT_EQ(levels.dp, "intra");
+  EXPECT_EQ(levels.pp, "inter");
+  expect_matches(c, levels);
+  // 2 ranks per node: DP crosses nodes too; 1: everything does.
+  levels = placed_levels(c, 2, comm_model());
+  EXPECT_EQ(levels.tp, "intra");
+  EXPECT_EQ(levels.dp, "inter");
+  levels = placed_levels(c, 1, comm_model());
+  EXPECT_EQ(levels.tp, "inter");
+  // A model without the level: world, and a note that says so.
+  CommModel world_only;
+  for (const auto& f : comm_model().fits)
+    if (f.level == "world") world_only.fits.push_back(f);
+  std::vector<std::string> notes;
+  levels = placed_levels(c, 4, world_only, &notes);
+  EXPECT_EQ(levels.tp, "world");
+  EXPECT_EQ(levels.pp, "world");
+  ASSERT_EQ(notes.size(), 3u);
+  EXPECT_NE(notes[0].find("no 'intra' level"), std::string::npos) << notes[0];
+}
+
 TEST(StepPredictor, MoreMicroBatchesShrinkTheBubble) {
   auto c = config(1, 1, 4);
   c.micro_batch = 4;  // 4 micro-batches
@@ -183,6 +211,16 @@ TEST(LayoutSearch, RanksEveryLayoutByItsOwnPrediction) {
     const auto own = predict_step(plan_step(r.config), comm_model(), compute_model());
     EXPECT_DOUBLE_EQ(r.prediction.total, own.total);
     if (i > 0) EXPECT_LE(found.layouts[i - 1].prediction.total, r.prediction.total);
+  }
+  // Placed: every layout on the levels its groups cross, and costed there.
+  const auto placed = search_layouts(base, 8, comm_model(), compute_model(), {}, 0, 4);
+  ASSERT_EQ(placed.layouts.size(), found.layouts.size());
+  for (const auto& r : placed.layouts) {
+    const auto levels = placed_levels(r.config, 4, comm_model());
+    EXPECT_EQ(r.levels.tp, levels.tp);
+    EXPECT_EQ(r.levels.dp, levels.dp);
+    EXPECT_EQ(r.levels.pp, levels.pp);
+    EXPECT_DOUBLE_EQ(r.prediction.total, predict_step(plan_step(r.config), comm_model(), compute_model(), levels).total);
   }
   // A memory limit below every layout's working set leaves none, and counts them.
   const auto none = search_layouts(base, 8, comm_model(), compute_model(), {}, 1.0);

@@ -30,7 +30,7 @@ using Json = nlohmann::json;
 struct PredictArgs {
   std::string model, op, bytes, level = "world", dtype = "float32", shape, train, json, memory;
   model::LevelMap levels;
-  int ranks = 0, search = 0, top = 10;
+  int ranks = 0, search = 0, top = 10, ranks_per_node = 0;
   bool ranks_given = false;
   bool explain = false;
 };
@@ -49,13 +49,16 @@ model::TrainConfig train_config(const std::string& text, const model::ComputeMod
   return config;
 }
 
-Json predict_train(const std::string& path, const std::string& text, const model::LevelMap& levels) {
+Json predict_train(const std::string& path, const std::string& text, model::LevelMap levels, int ranks_per_node) {
   auto comm = model::CommModel::read(path);
   auto compute = model::ComputeModel::read(path);
   if (!compute) throw Error(path + ": no compute part (fit a results file of the compute or train suite)");
   auto config = train_config(text, *compute);
   auto plan = model::plan_step(config);
+  std::vector<std::string> placement_notes;
+  if (ranks_per_node > 0) levels = model::placed_levels(config, ranks_per_node, comm, &placement_notes);
   auto p = model::predict_step(plan, comm, *compute, levels);
+  p.notes.insert(p.notes.end(), placement_notes.begin(), placement_notes.end());
   std::printf("training step: %d layers, hidden %d, heads %d, seq %d, micro-batch %d, global batch %d\n",
               config.layers, config.hidden, config.heads, config.seq, config.micro_batch, config.global_batch);
   std::printf("parallelism:   %d ranks = DP %d x TP %d x PP %d, %s, %d micro-batches%s%s (levels tp=%s dp=%s pp=%s)\n",
@@ -72,14 +75,14 @@ Json predict_train(const std::string& path, const std::string& text, const model
   for (const auto& n : p.notes) std::printf("note: %s\n", n.c_str());
   Json doc = document("train", path);
   doc["config"] = config;
-  doc["levels"] = {{"tp", levels.tp}, {"dp", levels.dp}, {"pp", levels.pp}};
+  doc["levels"] = levels;
   doc["prediction"] = p;
   return doc;
 }
 
 // --search N: every layout of the --train model on N ranks, fastest first.
 Json search_train(const std::string& path, const std::string& text, int ranks, int top, double memory_limit,
-                  const model::LevelMap& levels) {
+                  const model::LevelMap& levels, int ranks_per_node) {
   for (const char* key : {"dp=", "tp=", "pp=", "micro_batch=", "schedule="})
     if (text.find(key) != std::string::npos)
       throw UsageError(std::string("--search chooses dp, tp, pp, micro_batch and schedule: leave ") +
@@ -89,15 +92,18 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
   if (!compute) throw Error(path + ": no compute part (fit a results file of the compute or train suite)");
   auto base = train_config(text + (text.empty() ? "" : ",") + "micro_batch=1", *compute);
   const auto t0 = std::chrono::steady_clock::now();
-  auto found = model::search_layouts(base, ranks, comm, *compute, levels, memory_limit);
+  auto found = model::search_layouts(base, ranks, comm, *compute, levels, memory_limit, ranks_per_node);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("layout search: %d ranks, %d layers, hidden %d, heads %d, seq %d, vocab %d, global batch %d, %s GEMMs\n",
               ranks, base.layers, base.hidden, base.heads, base.seq, base.vocab, base.global_batch,
               model::to_string(base.dense));
-  std::printf("%lld candidates, %zu valid layouts%s, searched in %.2f s (levels tp=%s dp=%s pp=%s)\n", found.candidates,
+  const std::string where = ranks_per_node > 0 ? std::to_string(ranks_per_node) + " ranks per node, each group on "
+                                                   "the level it crosses"
+                                                 : "levels tp=" + levels.tp + " dp=" + levels.dp + " pp=" + levels.pp;
+  std::printf("%lld candidates, %zu valid layouts%s, searched in %.2f s (%s)\n", found.candidates,
               found.layouts.size() + static_cast<std::size_t>(found.over_memory),
               found.over_memory ? (", " + std::to_string(found.over_memory) + " over the memory limit").c_str() : "",
-              took, levels.tp.c_str(), levels.dp.c_str(), levels.pp.c_str());
+              took, where.c_str());
   if (found.layouts.empty()) throw Error("no layout of this model fits " + std::to_string(ranks) + " ranks" +
                                          (found.over_memory ? " within the memory limit" : ""));
   std::printf("%4s %6s %4s %4s %5s %6s %-8s %12s %9s %9s %9s %9s %9s %11s\n", "rank", "dp", "tp", "pp", "mb", "M",
@@ -107,7 +113,8 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
   doc["candidates"] = found.candidates;
   doc["over_memory"] = found.over_memory;
   doc["search_seconds"] = took;
-  doc["levels"] = {{"tp", levels.tp}, {"dp", levels.dp}, {"pp", levels.pp}};
+  if (ranks_per_node > 0) doc["ranks_per_node"] = ranks_per_node;
+  else doc["levels"] = levels;
   if (memory_limit > 0) doc["memory_limit_bytes"] = memory_limit;
   doc["layouts"] = Json::array();
   const int shown = std::min<int>(top, static_cast<int>(found.layouts.size()));
@@ -127,10 +134,7 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
                   format_seconds(part("tp communication")).c_str(), format_seconds(part("pp communication")).c_str(),
                   format_seconds(part("pipeline bubble")).c_str(),
                   format_seconds(part("dp communication (exposed)")).c_str(), format_bytes(r.memory_bytes).c_str());
-    Json l = r.prediction;
-    l["config"] = c;
-    l["memory_bytes_per_rank"] = r.memory_bytes;
-    doc["layouts"].push_back(std::move(l));
+    doc["layouts"].push_back(r);
   }
   std::printf("memory/rank: the largest stage's step working set (parameters, gradients and optimizer state plus "
               "the forward traffic of the micro-batches in flight, which 1F1B keeps fewer of than GPipe): an upper "
@@ -317,6 +321,10 @@ void register_predict(CLI::App& app, Context&) {
   cmd->add_option("--tp-level", a->levels.tp, "comm level of tensor-parallel traffic (world, intra, inter)");
   cmd->add_option("--dp-level", a->levels.dp, "comm level of data-parallel traffic");
   cmd->add_option("--pp-level", a->levels.pp, "comm level of pipeline traffic");
+  cmd->add_option("--ranks-per-node", a->ranks_per_node,
+                  "with --train: place the layout (TP ranks consecutive, then DP, then PP) and cost each group on "
+                  "the level it crosses (intra inside a node, inter across)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--search", a->search,
                   "with --train: rank every (dp, tp, pp, micro-batch, schedule) layout of this many ranks by "
                   "predicted step time")
@@ -339,15 +347,17 @@ void register_predict(CLI::App& app, Context&) {
       if (a->ranks_given || !a->bytes.empty() || !a->shape.empty() || !a->op.empty())
         throw UsageError("--train takes its layout (dp, tp, pp) from the configuration: not with --op, --bytes, "
                          "--shape or --ranks");
+      if (a->ranks_per_node > 0 && (a->levels.tp != "world" || a->levels.dp != "world" || a->levels.pp != "world"))
+        throw UsageError("--ranks-per-node places every group itself: not with --tp-level, --dp-level or --pp-level");
       if (a->search > 0) {
         double memory = a->memory.empty() ? 0 : static_cast<double>(parse_bytes(a->memory));
         if (!a->memory.empty() && !(memory > 0)) throw UsageError("--memory-per-rank '" + a->memory + "': must be > 0");
-        doc = search_train(a->model, a->train, a->search, a->top, memory, a->levels);
+        doc = search_train(a->model, a->train, a->search, a->top, memory, a->levels, a->ranks_per_node);
       } else {
-        doc = predict_train(a->model, a->train, a->levels);
+        doc = predict_train(a->model, a->train, a->levels, a->ranks_per_node);
       }
-    } else if (a->search > 0 || !a->memory.empty()) {
-      throw UsageError("--search and --memory-per-rank need --train (the model to lay out)");
+    } else if (a->search > 0 || !a->memory.empty() || a->ranks_per_node > 0) {
+      throw UsageError("--search, --memory-per-rank and --ranks-per-node need --train (the model to lay out)");
     } else if (!a->shape.empty()) {
       doc = predict_operator(a->model, a->op, a->shape, a->dtype);
     } else {
