@@ -652,7 +652,7 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
               ++done_sizes;
               double elapsed = MPI_Wtime() - t_start;
               double eta = elapsed / static_cast<double>(done_sizes) * static_cast<double>(total_sizes - std::min(done_sizes, total_sizes));
-              std::fprintf(stderr, "[sub %s] %s %s %s (%zu/%zu) ETA %s\n", std::string(to_string(level)).c_str(),
+              std::fprintf(stderr, "[comm %s] %s %s %s (%zu/%zu) ETA %s\n", std::string(to_string(level)).c_str(),
                            std::string(b->name).c_str(), std::string(info(dtype).name).c_str(),
                            format_bytes(static_cast<double>(s.bytes)).c_str(), done_sizes, total_sizes,
                            eta_text(eta).c_str());

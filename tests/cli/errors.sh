@@ -111,6 +111,18 @@ echo '{"kept": true}' >"$work/kept.json"
 expect_rc 1 "$sextant" predict "$model" --op nosuch --bytes 8 --json "$work/kept.json"
 grep -q '"kept": true' "$work/kept.json" || fail "a failed prediction replaced the JSON file"
 
+# A run interrupted by SIGTERM (a scheduler's time limit) exits 128 + 15, says where
+# its measurements are, and leaves the results file readable and marked incomplete.
+"$sextant" run --suite compute --quick -o "$work/interrupted.h5" >/dev/null 2>"$work/interrupted.err" &
+run_pid=$!
+for _ in $(seq 1 100); do [ -e "$work/interrupted.h5" ] && break; sleep 0.1; done
+sleep 0.5
+kill -TERM "$run_pid"
+set +e; wait "$run_pid"; rc=$?; set -e
+[ "$rc" = 143 ] || fail "SIGTERM: exit $rc, expected 143"
+contains "$(cat "$work/interrupted.err")" "interrupted by SIGTERM: what finished is in $work/interrupted.h5 (meta complete = no)"
+h5dump -a /meta/complete "$work/interrupted.h5" | grep -q '"no"' || fail "the interrupted file is not marked incomplete"
+
 # Help on every subcommand.
 for sub in info run fit predict report; do
   expect_rc 0 "$sextant" "$sub" --help

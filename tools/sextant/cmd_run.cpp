@@ -1,5 +1,10 @@
 // sextant run --suite comm|compute|train: measure, writing a results file.
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <iostream>
@@ -38,6 +43,32 @@ struct RunArgs {
   bool full_shapes = false;                // compute
   int steps = 0;                           // train
 };
+
+// SIGINT and SIGTERM (Ctrl-C, a scheduler's time limit, mpiexec forwarding either) end
+// the run at once with 128 + the signal, never 0, and say where the measurements are:
+// the results file holds every benchmark that finished, with complete = "no". Under
+// mpiexec the launcher's own exit status decides what the shell sees (MPICH's Hydra
+// returned 0 in 2 of 6 SIGTERMs here): the file's complete flag is the reliable record.
+// Only async-signal-safe calls in the handler.
+char interrupted_by_sigint[600], interrupted_by_sigterm[600];
+
+extern "C" void on_interrupt(int signal) {
+  const char* message = signal == SIGINT ? interrupted_by_sigint : interrupted_by_sigterm;
+  const ssize_t written [[maybe_unused]] = ::write(STDERR_FILENO, message, std::strlen(message));  // one write: whole lines
+  ::_exit(128 + signal);
+}
+
+void exit_on_interrupt(const std::string& results_path) {
+  for (auto [buffer, name] : {std::pair{interrupted_by_sigint, "SIGINT"}, std::pair{interrupted_by_sigterm, "SIGTERM"}})
+    std::snprintf(buffer, sizeof interrupted_by_sigint,
+                  "sextant: interrupted by %s: what finished is in %s (meta complete = no)\n", name,
+                  results_path.c_str());
+  struct sigaction action {};
+  action.sa_handler = on_interrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
 
 // --ranks A:B (every count from A to B) or A,B,C: at least 2 each, ascending, distinct.
 std::vector<int> parse_rank_counts(const std::string& text) {
@@ -301,6 +332,7 @@ void register_run(CLI::App& app, Context& ctx) {
       SEXTANT_MPI_CHECK(MPI_Bcast(&exists, 1, MPI_INT, 0, MPI_COMM_WORLD));
       if (exists)
         throw UsageError("-o " + path + ": exists; sextant run replaces a results file only with --overwrite");
+      exit_on_interrupt(path);
       std::unique_ptr<ResultsFile> results;
       std::unique_ptr<JsonResults> json;
       if (rt.is_root()) {
