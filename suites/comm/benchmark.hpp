@@ -2,7 +2,8 @@
 // One harness, a small descriptor per benchmark (after nccl-tests): a descriptor
 // says how big its buffers are, how to run one iteration, how its bus bandwidth
 // relates to its algorithm bandwidth, and what every received element must be.
-// Adding a collective = one file in benchmarks/ + one entry in registry.cpp.
+// Adding a collective = one file in benchmarks/ + one entry in registry.cpp: the
+// harness reads every fact about it from the descriptor.
 #include <mpi.h>
 
 #include <cstddef>
@@ -18,6 +19,10 @@
 namespace sextant::comm {
 
 enum class Family { pt2pt, collective };
+// How the bytes counted for algbw relate to the swept size: the whole vector (n =
+// size), or each rank's block (n = size x ranks), so that models rescale sizes to
+// another rank count.
+enum class SizeUnit { vector, per_rank_block };
 
 // Everything a descriptor needs for one message size.
 struct Case {
@@ -73,6 +78,8 @@ struct Benchmark {
   double time_divisor = 1;  // e.g. 2 for a ping-pong round trip -> one-way latency
   bool windowed = false;    // data_elements counts once per message of the window
   bool nonblocking = false; // timed as start + wait; also measured against overlapped compute
+  SizeUnit size_unit = SizeUnit::vector;
+  bool sized = true;        // false: no message (barrier): measured once, as size 0
 };
 
 // Every measurable benchmark, blocking collectives and pt2pt first; non-blocking

@@ -486,7 +486,7 @@ nlohmann::json to_json(const BenchmarkResult& r, const Options& o) {
 }
 
 std::vector<std::uint64_t> sizes_for(const Benchmark& b, Dtype dtype, const Options& o) {
-  if (b.name == "barrier") return {0};
+  if (!b.sized) return {0};
   std::vector<std::uint64_t> out;
   auto elem = info(dtype).size;
   for (auto bytes : geometric_sizes(o.sizes, o.factor)) {
@@ -513,10 +513,7 @@ void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o
   g.set_attr("ranks", std::int64_t{r.ranks});
   g.set_attr("busbw_factor", b.busbw_factor(r.ranks));
   g.set_attr("time_divisor", b.time_divisor);
-  // How algbw bytes relate to the swept size: "vector" (n = size) or "per_rank_block"
-  // (n = size x ranks), so models can rescale sizes to another rank count.
-  bool per_rank = b.data_elements && b.data_elements(1, 2) == 2 && !b.windowed;
-  g.set_attr("size_unit", per_rank ? "per_rank_block" : "vector");
+  g.set_attr("size_unit", b.size_unit == SizeUnit::per_rank_block ? "per_rank_block" : "vector");
   g.set_attr("window", std::int64_t{b.windowed ? o.window : 1});
   g.set_attr("in_place_timed", std::int64_t{o.time_in_place && b.in_place_offset != nullptr});
   g.set_attr("off_cache", std::int64_t{o.off_cache});

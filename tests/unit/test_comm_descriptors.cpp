@@ -247,3 +247,26 @@ TEST(CommExpectations, ReduceLocalCombinesInitialReceiveWithSend) {
     }
   }
 }
+
+// The size facts a descriptor declares agree with its own byte counts: a per-rank-block
+// benchmark counts p blocks of the swept size, a vector benchmark the size alone (a
+// pair-aggregate or two-way stream may count it more than once, but never p times);
+// only a benchmark that moves nothing is unsized.
+TEST(CommDescriptors, SizeFactsAgreeWithTheByteCounts) {
+  for (const auto& b : registry()) {
+    SCOPED_TRACE(std::string(b.name));
+    for (int p : {2, 3, 5, 8}) {
+      const std::size_t counted = b.data_elements(7, p);
+      if (!b.sized) {
+        EXPECT_EQ(counted, 0u);
+      } else if (b.size_unit == SizeUnit::per_rank_block) {
+        EXPECT_EQ(counted, 7u * p);
+      } else {
+        EXPECT_GT(counted, 0u);
+        if (!b.windowed && b.family == Family::collective) EXPECT_EQ(counted, 7u);
+      }
+    }
+  }
+  EXPECT_FALSE(find_benchmark("barrier")->sized);
+  EXPECT_EQ(find_benchmark("ialltoall")->size_unit, SizeUnit::per_rank_block);
+}

@@ -1,6 +1,7 @@
 // sextant export FILE --to FORMAT -o OUT: sextant's measurements and models in the
 // input formats of neighbouring tools. One descriptor per format: its name, the kind of
 // sextant file it reads, what it writes, and the function that writes it.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -22,15 +23,16 @@ using Json = nlohmann::json;
 // size unit); one callpath per benchmark, level and dtype; metric "time" in seconds;
 // per measured (p, n) the collective time of every valid repetition (the slowest
 // rank's), as the results file's samples hold them, so that Extra-P models over the
-// repetitions itself. Sizes stored as not measured are left out.
+// repetitions itself. Sizes stored as not measured are left out, and benchmarks
+// without a size (barrier).
 std::string export_extrap(const std::string& results) {
   h5::File file = open_checked(results, results_schema);
   Json measurements = Json::object();
   std::size_t points = 0;
   for_each_rank_group(file, "comm", [&](const RankGroup& g) {
-    if (g.benchmark == "barrier") return;  // no size: not a function of n
     const double ranks = static_cast<double>(g.group.attr_int("ranks"));
     const auto bytes = g.group.dataset("bytes").read_doubles();
+    if (std::all_of(bytes.begin(), bytes.end(), [](double n) { return n == 0; })) return;  // unsized (barrier)
     const h5::Group samples = g.group.group("samples");
     Json& series = measurements[g.benchmark + " " + g.level + " " + g.dtype]["time"];
     for (std::size_t i = 0; i < bytes.size(); ++i) {

@@ -22,5 +22,6 @@ const Benchmark allgather{
     .expect = [](const Case& c, std::size_t i) -> std::optional<Expectation> {
       return Expectation{pattern(c.dtype, static_cast<int>(i / c.count), i % c.count)};
     },
+    .size_unit = SizeUnit::per_rank_block,
 };
 }  // namespace sextant::comm::benchmarks

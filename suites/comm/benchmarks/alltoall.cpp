@@ -24,5 +24,6 @@ const Benchmark alltoall{
       auto from = static_cast<int>(i / c.count);
       return Expectation{pattern(c.dtype, from, c.rank * c.count + i % c.count)};
     },
+    .size_unit = SizeUnit::per_rank_block,
 };
 }  // namespace sextant::comm::benchmarks

@@ -14,5 +14,6 @@ const Benchmark barrier{
     .send_elements = none,
     .recv_elements = none,
     .run = [](Case& c) { ::sextant::barrier(c.comm, c.wait); },
+    .sized = false,
 };
 }  // namespace sextant::comm::benchmarks

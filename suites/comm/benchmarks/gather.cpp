@@ -27,5 +27,6 @@ const Benchmark gather{
       if (c.rank != c.root) return std::nullopt;
       return Expectation{pattern(c.dtype, static_cast<int>(i / c.count), i % c.count)};
     },
+    .size_unit = SizeUnit::per_rank_block,
 };
 }  // namespace sextant::comm::benchmarks

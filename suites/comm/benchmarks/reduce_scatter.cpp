@@ -27,5 +27,6 @@ const Benchmark reduce_scatter{
       if (i >= c.count) return std::nullopt;
       return detail::reduced(c, c.rank * c.count + i);
     },
+    .size_unit = SizeUnit::per_rank_block,
 };
 }  // namespace sextant::comm::benchmarks

@@ -22,5 +22,6 @@ const Benchmark scatter{
     .expect = [](const Case& c, std::size_t i) -> std::optional<Expectation> {
       return Expectation{pattern(c.dtype, c.root, c.rank * c.count + i)};
     },
+    .size_unit = SizeUnit::per_rank_block,
 };
 }  // namespace sextant::comm::benchmarks
