@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""`sextant export RESULTS --to extrap` against Extra-P's JSON input definition and
-against the results file.
+"""`sextant export` against each format's published definition and against sextant's files.
 
-    check_export.py SEXTANT RESULTS
+    check_export.py SEXTANT RESULTS MODEL COMPUTE_MODEL
 
+extrap (from RESULTS, a rank sweep):
 Structure: the schema of Extra-P's JSON input format (its file-format documentation,
 Extra-P 4.x): an object with "parameters" (a non-empty array of strings) and
 "measurements" (callpath -> metric -> array of {"point": numbers, one per parameter,
@@ -22,7 +22,7 @@ import tempfile
 import h5py
 import numpy as np
 
-sextant, results = sys.argv[1], sys.argv[2]
+sextant, results, model, compute_model = sys.argv[1:5]
 errors = []
 with tempfile.NamedTemporaryFile(suffix=".json") as out:
     p = subprocess.run([sextant, "export", results, "--to", "extrap", "-o", out.name], capture_output=True, text=True)
@@ -87,7 +87,65 @@ with h5py.File(results, "r") as f:
 ranks_seen = sorted({k[2] for k in exported})
 if len(exported) != expected:
     errors.append(f"{len(exported)} points exported, the file has {expected} measured sizes")
+print(f"extrap export: {len(meas)} callpaths, {len(exported)} (p, n) points, p in {ranks_seen}")
+
+# astra-sim (from a model file): ASTRA-sim 2.0's analytical network YAML (topology,
+# npus_count, bandwidth in GB/s of 2^30 B, latency in ns, one entry per dimension) and
+# its system JSON (the keys its system parser reads, implementations per dimension);
+# the link's numbers are the model's world ping-pong (h5py), the compute numbers its
+# ceilings.
+TOPOLOGIES = {"Ring", "FullyConnected", "Switch"}
+IMPLEMENTATIONS = {"ring", "direct", "doubleBinaryTree", "halvingDoubling", "oneRing", "oneDirect",
+                   "oneHalvingDoubling"}
+try:
+    import yaml
+except ImportError:
+    yaml = None
+for path, ranks in ((model, 16), (compute_model, 8)):
+    with tempfile.TemporaryDirectory() as out:
+        p = subprocess.run([sextant, "export", path, "--to", "astra-sim", "-o", out, "--ranks", str(ranks)],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            errors.append(f"astra-sim export of {path}: exit {p.returncode}: {p.stderr.strip()}")
+            continue
+        text = open(f"{out}/network.yml").read()
+        net = yaml.safe_load(text) if yaml else None
+        system = json.load(open(f"{out}/system.json"))
+    if net is not None:
+        keys = {"topology", "npus_count", "bandwidth", "latency"}
+        if set(net) != keys or len({len(net[k]) for k in keys}) != 1:
+            errors.append(f"network.yml: keys {sorted(net)} or dimension counts differ")
+            continue
+        if not set(net["topology"]) <= TOPOLOGIES or net["npus_count"] != [ranks]:
+            errors.append(f"network.yml: topology {net['topology']}, npus_count {net['npus_count']}")
+        with h5py.File(path, "r") as m:
+            pp = m["comm/world/pingpong/byte"]
+            g = pp[sorted(pp, key=lambda k: int(k[1:]))[0]]
+            alpha, beta = float(g["alpha"][0]), float(g["beta"][-1])
+            ceilings = m["compute/ceilings"].attrs if "compute/ceilings" in m else None
+            peak32 = float(ceilings["peak_flops_float32"]) if ceilings is not None else None
+        if not (math.isclose(net["latency"][0], alpha * 1e9, rel_tol=1e-5) and
+                math.isclose(net["bandwidth"][0], 1 / beta / 2**30, rel_tol=1e-5)):
+            errors.append(f"network.yml: latency {net['latency']} ns, bandwidth {net['bandwidth']} GB/s; the model's "
+                          f"ping-pong says {alpha * 1e9} ns, {1 / beta / 2**30} GB/s")
+    dims = 1
+    for key in ("all-reduce-implementation", "all-gather-implementation", "reduce-scatter-implementation",
+                "all-to-all-implementation"):
+        if not (isinstance(system.get(key), list) and len(system[key]) == dims and set(system[key]) <= IMPLEMENTATIONS):
+            errors.append(f"system.json {key}: {system.get(key)!r}")
+    if system.get("scheduling-policy") not in ("LIFO", "FIFO") or system.get("collective-optimization") not in \
+            ("baseline", "localBWAware") or not all(isinstance(system.get(k), int) for k in
+                                                    ("endpoint-delay", "active-chunks-per-dimension",
+                                                     "preferred-dataset-splits", "boost-mode", "roofline-enabled")):
+        errors.append(f"system.json: {system}")
+    if system.get("roofline-enabled") == 1:
+        peak = (peak32 or 0) / 1e12
+        if not math.isclose(system.get("peak-perf", 0), peak, rel_tol=1e-9) or not system.get("local-mem-bw", 0) > 0:
+            errors.append(f"system.json: peak-perf {system.get('peak-perf')} TFLOP/s, the model's fp32 peak {peak}")
+    print(f"astra-sim export of {path}: network {net if net is not None else '(PyYAML missing: not parsed)'}, "
+          f"roofline {'on' if system.get('roofline-enabled') else 'off'}")
+
 for e in errors[:20]:
     print("FAIL:", e, file=sys.stderr)
-print(f"extrap export: {len(meas)} callpaths, {len(exported)} (p, n) points, p in {ranks_seen}; {len(errors)} problems")
+print(f"exports: {len(errors)} problems")
 sys.exit(1 if errors else 0)

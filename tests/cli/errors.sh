@@ -58,7 +58,7 @@ contains "$err" "float16"
 expect_rc 2 "$sextant" run --suite comm --sync sometimes
 contains "$err" "sometimes"
 expect_rc 2 "$sextant" export "$model" --to nosuch -o "$work/x.json"
-contains "$err" "--to 'nosuch': unknown format (known: extrap)"
+contains "$err" "--to 'nosuch': unknown format (known: extrap, astra-sim)"
 expect_rc 1 "$sextant" export "$work/nosuch.h5" --to extrap -o "$work/x.json"
 contains "$err" "nosuch.h5"
 [ ! -e "$work/x.json" ] || fail "a failed export left a file"

@@ -8,15 +8,29 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+#include <optional>
+#include <utility>
+
 #include "core/error.hpp"
 #include "core/replace_file.hpp"
 #include "core/schema.hpp"
+#include "models/comm_model.hpp"
+#include "models/compute_model.hpp"
 #include "tools/sextant/cli.hpp"
 
 namespace sextant::cli {
 namespace {
 
 using Json = nlohmann::json;
+
+// What an export writes: (file name, content) pairs; one with an empty name is the
+// output itself, several go into the output directory.
+using Files = std::vector<std::pair<std::string, std::string>>;
+
+struct ExportOptions {
+  int ranks = 0, ranks_per_node = 0;  // astra-sim: the system to describe
+};
 
 // Extra-P's JSON input (the "parameters"/"measurements" form of its file-format
 // documentation, Extra-P 4.x): parameters p (ranks) and n (bytes in the benchmark's
@@ -25,7 +39,7 @@ using Json = nlohmann::json;
 // rank's), as the results file's samples hold them, so that Extra-P models over the
 // repetitions itself. Sizes stored as not measured are left out, and benchmarks
 // without a size (barrier).
-std::string export_extrap(const std::string& results) {
+Files export_extrap(const std::string& results, const ExportOptions&) {
   h5::File file = open_checked(results, results_schema);
   Json measurements = Json::object();
   std::size_t points = 0;
@@ -60,18 +74,104 @@ std::string export_extrap(const std::string& results) {
   });
   if (points == 0) throw Error(results + ": no communication measurements to export");
   std::cerr << "sextant export: " << measurements.size() << " callpaths, " << points << " (p, n) points\n";
-  return Json{{"parameters", {"p", "n"}}, {"measurements", std::move(measurements)}}.dump(1) + "\n";
+  return {{"", Json{{"parameters", {"p", "n"}}, {"measurements", std::move(measurements)}}.dump(1) + "\n"}};
+}
+
+// ASTRA-sim 2.0's analytical network (network.yml: topology, npus_count, bandwidth,
+// latency per dimension) and system configuration (system.json), from a model file.
+// Each dimension is a switch with the fitted link of its level: latency the ping-pong's
+// small-message alpha (ns), bandwidth its large-message 1/beta in astra-network-
+// analytical's GB/s (1 GB = 2^30 B). One dimension (world) of --ranks NPUs, or with
+// --ranks-per-node and intra and inter fits, two: the NPUs of a node, then the nodes.
+// Collective implementations per dimension from the algorithm the model identified for
+// the largest fitted size (ring stays ring, recursive doubling/halving and Rabenseifner
+// are halvingDoubling, pairwise is direct; ring where nothing was identified); compute
+// from the compute part when the model has one (peak-perf: the fp32 ceiling in TFLOP/s,
+// local-mem-bw: the slowest memory level's bandwidth in GB/s).
+Files export_astra_sim(const std::string& model_path, const ExportOptions& o) {
+  const auto comm = model::CommModel::read(model_path);
+  const auto compute = model::ComputeModel::read(model_path);
+  struct Dimension {
+    std::string level;
+    int npus;
+    const model::CommFit* link;
+  };
+  std::vector<Dimension> dims;
+  if (o.ranks_per_node > 0) {
+    const auto *intra = comm.link("intra"), *inter = comm.link("inter");
+    if (!intra || !inter) throw Error(model_path + ": --ranks-per-node needs pingpong fits of the intra and inter levels");
+    if (o.ranks <= 0 || o.ranks % o.ranks_per_node != 0)
+      throw UsageError("--ranks " + std::to_string(o.ranks) + ": give a multiple of --ranks-per-node " +
+                       std::to_string(o.ranks_per_node));
+    dims = {{"intra", o.ranks_per_node, intra}, {"inter", o.ranks / o.ranks_per_node, inter}};
+  } else {
+    const auto* world = comm.link("world");
+    if (!world) throw Error(model_path + ": no world pingpong fit to describe the network with");
+    const int npus = o.ranks > 0 ? o.ranks : static_cast<int>(comm.source.ranks);
+    if (npus < 2) throw UsageError("--ranks: give the number of NPUs to describe (at least 2)");
+    dims = {{"world", npus, world}};
+  }
+  auto list = [&](auto value) {
+    std::string out = "[ ";
+    for (std::size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + value(dims[i]);
+    return out + " ]";
+  };
+  auto number = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.6g", v);
+    return std::string(b);
+  };
+  std::string network = "# ASTRA-sim analytical network from sextant model " + model_path + "\n";
+  network += "# per dimension: " + list([](const Dimension& d) { return d.level; }) + "\n";
+  network += "topology: " + list([](const Dimension&) { return std::string("Switch"); }) + "\n";
+  network += "npus_count: " + list([](const Dimension& d) { return std::to_string(d.npus); }) + "\n";
+  network += "bandwidth: " + list([&](const Dimension& d) {
+               return number(1.0 / d.link->fit.segments.back().beta / double(1 << 30));
+             }) + "  # GB/s (2^30 B)\n";
+  network += "latency: " + list([&](const Dimension& d) { return number(d.link->fit.segments.front().alpha * 1e9); }) +
+             "  # ns\n";
+
+  // The algorithm the library ran at the largest fitted size of a collective, per level.
+  auto implementation = [&](const std::string& benchmark, const std::string& level) -> std::string {
+    const model::AlgorithmFit* best = nullptr;
+    for (const auto& a : comm.algorithms)
+      if (a.benchmark == benchmark && a.level == level && (!best || a.ranks > best->ranks)) best = &a;
+    if (!best || best->ranges.empty()) return "ring";
+    const std::string& name = best->ranges.back().algorithm;
+    if (name == "ring") return "ring";
+    if (name == "pairwise") return "direct";
+    return "halvingDoubling";
+  };
+  Json system{{"scheduling-policy", "LIFO"}, {"endpoint-delay", 10}, {"active-chunks-per-dimension", 1},
+              {"preferred-dataset-splits", 4}, {"collective-optimization", "localBWAware"}, {"boost-mode", 0}};
+  for (const auto& [key, benchmark] : {std::pair{"all-reduce-implementation", "allreduce"},
+                                       std::pair{"all-gather-implementation", "allgather"},
+                                       std::pair{"reduce-scatter-implementation", "reduce_scatter"},
+                                       std::pair{"all-to-all-implementation", "alltoall"}}) {
+    Json per_dim = Json::array();
+    for (const auto& d : dims) per_dim.push_back(implementation(benchmark, d.level));
+    system[key] = per_dim;
+  }
+  if (compute && compute->ceilings.peak_flops.count("float32") && !compute->ceilings.memory.empty()) {
+    system["roofline-enabled"] = 1;
+    system["peak-perf"] = compute->ceilings.peak_for("float32") / 1e12;
+    system["local-mem-bw"] = compute->ceilings.memory.back().bandwidth / 1e9;
+  } else {
+    system["roofline-enabled"] = 0;
+  }
+  return {{"network.yml", network}, {"system.json", system.dump(4) + "\n"}};
 }
 
 struct Format {
   const char* name;
   const char* reads;   // "results" or "model"
   const char* writes;  // for --help and the docs
-  std::string (*write)(const std::string& input);
+  Files (*write)(const std::string& input, const ExportOptions& options);
 };
 
 const Format formats[] = {
     {"extrap", "results", "Extra-P JSON input: parameters p and n, every repetition of every benchmark", export_extrap},
+    {"astra-sim", "model", "a directory with ASTRA-sim 2.0's analytical network.yml and system.json", export_astra_sim},
 };
 
 }  // namespace
@@ -79,6 +179,7 @@ const Format formats[] = {
 void register_export(CLI::App& app, Context&) {
   struct Args {
     std::string input, to, output;
+    ExportOptions options;
   };
   auto a = std::make_shared<Args>();
   std::string names;
@@ -87,7 +188,12 @@ void register_export(CLI::App& app, Context&) {
   auto* cmd = app.add_subcommand("export", "Write sextant's measurements or models in another tool's input format");
   cmd->add_option("file", a->input, "the results or model file to export")->required();
   cmd->add_option("--to", a->to, "format: " + names)->required();
-  cmd->add_option("-o,--output", a->output, "output file")->required();
+  cmd->add_option("-o,--output", a->output, "output file (a directory for formats of several files)")->required();
+  cmd->add_option("--ranks", a->options.ranks, "astra-sim: NPUs to describe (default: the ranks measured)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ranks-per-node", a->options.ranks_per_node,
+                  "astra-sim: a second dimension, nodes of this many NPUs (needs intra and inter fits)")
+      ->check(CLI::PositiveNumber);
   cmd->callback([a] {
     const Format* format = nullptr;
     for (const auto& f : formats)
@@ -98,7 +204,15 @@ void register_export(CLI::App& app, Context&) {
       throw UsageError("--to '" + a->to + "': unknown format (known: " + known + ")");
     }
     if (same_file(a->input, a->output)) throw UsageError("-o " + a->output + ": is the input file");
-    replace_file_contents(a->output, format->write(a->input));
+    const Files files = format->write(a->input, a->options);
+    if (files.size() == 1 && files.front().first.empty()) {
+      replace_file_contents(a->output, files.front().second);
+    } else {
+      std::error_code ec;
+      std::filesystem::create_directories(a->output, ec);
+      if (ec) throw Error(a->output + ": cannot create the directory (" + ec.message() + ")");
+      for (const auto& [name, text] : files) replace_file_contents(a->output + "/" + name, text);
+    }
     std::cerr << "sextant: wrote " << a->output << " (" << format->name << ")\n";
   });
 }
