@@ -101,4 +101,27 @@ std::vector<std::string> split_list(std::string_view text, char sep) {
   return out;
 }
 
+namespace {
+// The whole text converted by std::sto*, or nothing.
+template <class T, class Convert>
+std::optional<T> whole(std::string_view text, Convert convert) {
+  const std::string s(text);
+  try {
+    std::size_t used = 0;
+    const T v = convert(s, &used);
+    if (used == s.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<double> parse_number(std::string_view text) {
+  return whole<double>(text, [](const std::string& s, std::size_t* used) { return std::stod(s, used); });
+}
+
+std::optional<int> parse_int(std::string_view text) {
+  return whole<int>(text, [](const std::string& s, std::size_t* used) { return std::stoi(s, used); });
+}
+
 }  // namespace sextant

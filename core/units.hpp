@@ -2,6 +2,7 @@
 // Byte counts and durations as people type and read them: 64K, 4M, 1G (powers of
 // two, as OSU and nccl-tests use), and sizes in B/KiB/MiB for tables.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,5 +28,10 @@ std::string format_seconds(double seconds);    // "812 ns", "3.42 us", "1.2 ms",
 
 // Splits "a,b,c" into {"a","b","c"}, dropping empty items.
 std::vector<std::string> split_list(std::string_view text, char sep = ',');
+
+// The whole text as a number, or nothing ("12x", "", "1e999" are nothing): for options
+// whose callers say what the number was for.
+std::optional<double> parse_number(std::string_view text);
+std::optional<int> parse_int(std::string_view text);
 
 }  // namespace sextant

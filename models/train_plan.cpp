@@ -241,14 +241,8 @@ TrainConfig parse_train_config(const std::string& text) {
     if (eq == std::string::npos) throw UsageError("--train: '" + item + "' is not key=value");
     std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     auto number = [&] {
-      try {
-        std::size_t used = 0;
-        double v = std::stod(value, &used);
-        if (used != value.size()) throw std::invalid_argument(value);
-        return v;
-      } catch (const std::exception&) {
-        throw UsageError("--train: " + key + "='" + value + "' is not a number");
-      }
+      if (auto v = parse_number(value)) return *v;
+      throw UsageError("--train: " + key + "='" + value + "' is not a number");
     };
     auto integer = [&] { return static_cast<int>(number()); };
     if (key == "layers") c.layers = integer();

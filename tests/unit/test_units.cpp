@@ -145,3 +145,14 @@ TEST(SplitList, DropsEmptyItems) {
 }
 
 }  // namespace
+
+TEST(ParseNumbers, TheWholeTextOrNothing) {
+  EXPECT_EQ(sextant::parse_number("2.5"), 2.5);
+  EXPECT_EQ(sextant::parse_number("1e3"), 1000.0);
+  EXPECT_FALSE(sextant::parse_number("2.5x"));
+  EXPECT_FALSE(sextant::parse_number(""));
+  EXPECT_FALSE(sextant::parse_number("1e999"));
+  EXPECT_EQ(sextant::parse_int("42"), 42);
+  EXPECT_FALSE(sextant::parse_int("4.2"));
+  EXPECT_FALSE(sextant::parse_int("99999999999"));
+}

@@ -74,14 +74,8 @@ void exit_on_interrupt(const std::string& results_path) {
 std::vector<int> parse_rank_counts(const std::string& text) {
   auto bad = [&](const std::string& why) { return UsageError("--ranks '" + text + "': " + why); };
   auto number = [&](const std::string& item) {
-    try {
-      std::size_t used = 0;
-      int v = std::stoi(item, &used);
-      if (used != item.size()) throw std::invalid_argument(item);
-      return v;
-    } catch (const std::exception&) {
-      throw bad("'" + item + "' is not a rank count");
-    }
+    if (auto v = parse_int(item)) return *v;
+    throw bad("'" + item + "' is not a rank count");
   };
   std::vector<int> counts;
   if (auto colon = text.find(':'); colon != std::string::npos) {
