@@ -147,13 +147,12 @@ comm::Options comm_options(const RunArgs& a) {
     o.rank_counts = parse_rank_counts(a.ranks);
   }
   if (!a.late_rank.empty()) {  // R or R:SECONDS
-    auto colon = a.late_rank.find(':');
-    try {
-      o.late_rank = std::stoi(a.late_rank.substr(0, colon));
-      if (colon != std::string::npos) o.late_seconds = std::stod(a.late_rank.substr(colon + 1));
-    } catch (const std::exception&) {
-      throw UsageError("--test-late-rank '" + a.late_rank + "': use RANK or RANK:SECONDS");
-    }
+    const auto colon = a.late_rank.find(':');
+    const auto rank = parse_int(a.late_rank.substr(0, colon));
+    const auto seconds = colon == std::string::npos ? std::optional<double>(0) : parse_number(a.late_rank.substr(colon + 1));
+    if (!rank || !seconds) throw UsageError("--test-late-rank '" + a.late_rank + "': use RANK or RANK:SECONDS");
+    o.late_rank = *rank;
+    o.late_seconds = *seconds;
   }
   return o;
 }
@@ -181,8 +180,9 @@ compute::SuiteOptions compute_options(const RunArgs& a) {
 // same ranks and threads per rank: the collectives and point-to-point traffic of the
 // strategies, the kernels of the plans; fits them; then predicts and measures each
 // configuration of the sweep.
-comm::Outcome run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts, compute::SuiteOptions compute_opts,
-                          const std::string& path, std::unique_ptr<ResultsFile>& results, JsonResults* json) {
+comm::Outcome run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts,
+                              compute::SuiteOptions compute_opts, const std::string& path,
+                              std::unique_ptr<ResultsFile>& results, JsonResults* json) {
   auto sweep = train::default_sweep(rt.size());
   if (!a.configs.empty()) {
     auto wanted = split_list(a.configs);
