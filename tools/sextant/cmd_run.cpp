@@ -231,11 +231,15 @@ comm::Outcome run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_
   std::string model_path = path.substr(0, path.rfind(".h5")) + ".model.h5";
   if (rt.is_root()) {
     results.reset();  // closed, so the fit reads a complete file
-    auto comm = model::CommModel::fit_results(path);
+    // One rank (the single-rank baseline) communicates nothing: no comm part to fit.
+    model::CommModel comm;
+    if (rt.size() > 1) comm = model::CommModel::fit_results(path);
     auto compute = model::ComputeModel::fit_results(path);
-    model::write_model_file(model_path, local_provenance(rt.argc(), rt.argv()), comm.source, path,
+    Provenance source = comm.source;
+    if (rt.size() == 1) source = rt.provenance();
+    model::write_model_file(model_path, local_provenance(rt.argc(), rt.argv()), source, path,
                             [&](h5::Group& root) {
-                              comm.write_into(root);
+                              if (!comm.fits.empty()) comm.write_into(root);
                               compute.write_into(root);
                             });
     std::cerr << "sextant: fitted " << model_path << "\n";
