@@ -3,14 +3,13 @@
 // sextant file it reads, what it writes, and the function that writes it.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <string>
-#include <vector>
-
-#include <filesystem>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/replace_file.hpp"
