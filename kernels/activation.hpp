@@ -19,9 +19,9 @@
 //
 // bias_gelu_backward computes dx and db in one pass over dy and x. Host: a work item per
 // chunk of rows (host::rows_per_chunk) adds its rows' dx into its own partial row of db,
-// and the partial rows are summed in chunk order. Elsewhere: a work item owns a block of
-// gelu_column_block columns and walks all rows. Neither needs atomics, and the sums do
-// not depend on the thread count.
+// and the partial rows are summed in chunk order. Elsewhere (GPUs, strided Views):
+// column_sums (kernels/common.hpp), a work item per chunk of rows and column. Neither
+// needs atomics, and the sums do not depend on the thread count.
 #include <cstdint>
 #include <stdexcept>
 
@@ -78,8 +78,6 @@ void bias_gelu_forward(const Exec& exec, VX x, VB bias, VY y) {
   }
 }
 
-inline constexpr int gelu_column_block = 16;
-
 // dx = dy * gelu'(x + bias); dbias_j = sum_i dx_ij.
 template <class Exec, class VDY, class VX, class VB, class VDX, class VDB>
 void bias_gelu_backward(const Exec& exec, VDY dy, VX x, VB bias, VDX dx, VDB dbias) {
@@ -117,23 +115,14 @@ void bias_gelu_backward(const Exec& exec, VDY dy, VX x, VB bias, VDX dx, VDB dbi
       return;
     }
   }
-  constexpr int B = gelu_column_block;
-  Kokkos::parallel_for(
-      "sextant::bias_gelu_backward", Kokkos::RangePolicy<Exec>(exec, 0, ceil_div(cols, B)),
-      KOKKOS_LAMBDA(const std::int64_t block) {
-        const std::int64_t j0 = block * B;
-        const int width = int(cols - j0 < B ? cols - j0 : B);
-        Scalar sum[B];
-        for (int c = 0; c < B; ++c) sum[c] = Scalar(0);
-        for (std::int64_t i = 0; i < rows; ++i) {
-          for (int c = 0; c < width; ++c) {
-            const Scalar g = dy(i, j0 + c) * Gelu::derivative<Scalar>(x(i, j0 + c) + bias(j0 + c));
-            dx(i, j0 + c) = g;
-            sum[c] += g;
-          }
-        }
-        for (int c = 0; c < width; ++c) dbias(j0 + c) = sum[c];
-      });
+  column_sums<1, Exec, Scalar>(
+      exec, rows, cols, "sextant::bias_gelu_backward",
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j, Scalar* sum) {
+        const Scalar g = dy(i, j) * Gelu::derivative<Scalar>(x(i, j) + bias(j));
+        dx(i, j) = g;
+        sum[0] += g;
+      },
+      KOKKOS_LAMBDA(const std::int64_t j, const Scalar* sum) { dbias(j) = sum[0]; });
 }
 
 template <class Exec, class VX, class VY>

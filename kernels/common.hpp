@@ -93,4 +93,38 @@ KOKKOS_INLINE_FUNCTION constexpr std::int64_t ceil_div(std::int64_t a, std::int6
   return (a + b - 1) / b;
 }
 
+// Column sums of a rows x cols matrix without atomics, on any backend, in an order that
+// does not depend on the thread count. Pass 1: a work item per (chunk of
+// column_sum_rows rows, column), consecutive items on consecutive columns (coalesced on
+// a GPU), calls term(i, j) for its rows (which may also write element (i, j) of an
+// output) and stores the chunk's sum for each of `sums` per-column quantities in
+// partial(chunk, s * cols + j). Pass 2: a work item per column adds its chunks in order.
+// 32 rows per chunk: 4096 rows give 128 chunks, so even a few hundred columns make tens
+// of thousands of work items, and pass 2 reads 1/32 of what pass 1 did.
+inline constexpr std::int64_t column_sum_rows = 32;
+
+template <int Sums, class Exec, class Scalar, class Term, class Store>
+void column_sums(const Exec& exec, std::int64_t rows, std::int64_t cols, const char* label, Term term,
+                 Store store) {
+  const std::int64_t chunks = ceil_div(rows, column_sum_rows);
+  Kokkos::View<Scalar**, Kokkos::LayoutRight, typename Exec::memory_space> partial(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "sextant::column_sums"), chunks, Sums * cols);
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<Exec>(exec, 0, chunks * cols), KOKKOS_LAMBDA(const std::int64_t item) {
+        const std::int64_t chunk = item / cols, j = item % cols;
+        const std::int64_t begin = chunk * column_sum_rows;
+        const std::int64_t end = begin + column_sum_rows < rows ? begin + column_sum_rows : rows;
+        Scalar sum[Sums] = {};
+        for (std::int64_t i = begin; i < end; ++i) term(i, j, sum);
+        for (int s = 0; s < Sums; ++s) partial(chunk, s * cols + j) = sum[s];
+      });
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<Exec>(exec, 0, cols), KOKKOS_LAMBDA(const std::int64_t j) {
+        Scalar sum[Sums] = {};
+        for (std::int64_t c = 0; c < chunks; ++c)
+          for (int s = 0; s < Sums; ++s) sum[s] += partial(c, s * cols + j);
+        store(j, sum);
+      });
+}
+
 }  // namespace sextant::kernels

@@ -11,8 +11,8 @@
 // backward chunk also adds its rows' dgamma and dbeta terms into its own partial row,
 // and the partial rows are summed in chunk order (no atomics, thread-count independent;
 // x and dy are read once). Elsewhere (GPUs, strided Views): one team per row for the row
-// statistics, and the parameter gradients by a work item per block of
-// layernorm_column_block columns walking all rows.
+// statistics, and the parameter gradients by column_sums (kernels/common.hpp): a work
+// item per chunk of rows and column.
 //
 // Counted FLOPs per element: forward 8 (sum 1, centre 1, square and sum 2, centre 1,
 // scale 1, gamma 1, beta 1); backward 18 (row pass 13: xhat 2, g 1, two sums 3, dx 4,
@@ -27,8 +27,6 @@
 #include "kernels/host_loops.hpp"
 
 namespace sextant::kernels {
-
-inline constexpr int layernorm_column_block = 16;
 
 template <class Exec, class VX, class VG, class VB, class VY, class VS>
 void layernorm_forward(const Exec& exec, VX x, VG gamma, VB beta,
@@ -157,26 +155,16 @@ void layernorm_backward(const Exec& exec, VDY dy, VX x, VG gamma, VS mean, VS rs
           dx(i, j) = r * (dy(i, j) * gamma(j) - mean_g - xhat * mean_gx);
         });
       });
-  constexpr int B = layernorm_column_block;
-  Kokkos::parallel_for(
-      "sextant::layernorm_backward_params", Kokkos::RangePolicy<Exec>(exec, 0, ceil_div(cols, B)),
-      KOKKOS_LAMBDA(const std::int64_t block) {
-        const std::int64_t j0 = block * B;
-        const int width = int(cols - j0 < B ? cols - j0 : B);
-        Scalar dg[B], db[B];
-        for (int c = 0; c < B; ++c) dg[c] = db[c] = Scalar(0);
-        for (std::int64_t i = 0; i < rows; ++i) {
-          const Scalar mu = mean(i), r = rstd(i);
-          for (int c = 0; c < width; ++c) {
-            const Scalar g = dy(i, j0 + c);
-            dg[c] += g * (x(i, j0 + c) - mu) * r;
-            db[c] += g;
-          }
-        }
-        for (int c = 0; c < width; ++c) {
-          dgamma(j0 + c) = dg[c];
-          dbeta(j0 + c) = db[c];
-        }
+  column_sums<2, Exec, Scalar>(
+      exec, rows, cols, "sextant::layernorm_backward_params",
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j, Scalar* sum) {
+        const Scalar g = dy(i, j);
+        sum[0] += g * (x(i, j) - mean(i)) * rstd(i);
+        sum[1] += g;
+      },
+      KOKKOS_LAMBDA(const std::int64_t j, const Scalar* sum) {
+        dgamma(j) = sum[0];
+        dbeta(j) = sum[1];
       });
 }
 

@@ -16,6 +16,12 @@ typename VX::non_const_value_type reduce_sum(const Exec& exec, VX x) {
   using Scalar = typename VX::non_const_value_type;
   const std::int64_t n = x.extent(0);
   Scalar sum = 0;
+  if constexpr (!runs_on_host<Exec>) {  // per element on devices (see stream.hpp)
+    Kokkos::parallel_reduce(
+        "sextant::reduce_sum", Kokkos::RangePolicy<Exec>(exec, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t i, Scalar& partial) { partial += x(i); }, sum);
+    return sum;
+  }
   Kokkos::parallel_reduce(
       "sextant::reduce_sum", Kokkos::RangePolicy<Exec>(exec, 0, ceil_div(n, reduction_block)),
       KOKKOS_LAMBDA(const std::int64_t block, Scalar& partial) {

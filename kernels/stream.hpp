@@ -47,6 +47,8 @@ void stream_triad(const Exec& exec, VA a, VB b, VC c, typename VA::non_const_val
 
 // Independent partial sums per thread: a single running sum is a chain of dependent
 // adds (the compiler may not reassociate), which caps a core at one add per add-latency.
+// Host threads only: on a device, blocks of contiguous elements per thread would make
+// neighbouring threads read 8 KiB apart (uncoalesced), so devices reduce per element.
 inline constexpr int reduction_lanes = 16;
 inline constexpr std::int64_t reduction_block = 1024;  // elements per work item
 
@@ -72,6 +74,14 @@ typename VA::non_const_value_type stream_dot(const Exec& exec, VA a, VB b) {
   using Scalar = typename VA::non_const_value_type;
   const std::int64_t n = a.extent(0);
   Scalar sum = 0;
+  if constexpr (!runs_on_host<Exec>) {
+    // A device thread per element: neighbouring threads read neighbouring elements
+    // (coalesced) and the backend's tree reduction breaks the chain instead of lanes.
+    Kokkos::parallel_reduce(
+        "sextant::stream_dot", Kokkos::RangePolicy<Exec>(exec, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t i, Scalar& partial) { partial += a(i) * b(i); }, sum);
+    return sum;
+  }
   Kokkos::parallel_reduce(
       "sextant::stream_dot", Kokkos::RangePolicy<Exec>(exec, 0, ceil_div(n, reduction_block)),
       KOKKOS_LAMBDA(const std::int64_t block, Scalar& partial) {

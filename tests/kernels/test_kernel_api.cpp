@@ -132,7 +132,7 @@ TEST(RowKernels, SoftmaxHostGenericAndInPlace) {
 
 // Layer norm's and bias+GELU's parameter gradients sum over rows in chunks on the host:
 // row counts around the chunk size (one short chunk, exactly one, one row over) and a
-// strided input (the generic path) all match the reference.
+// strided input (the generic path, the one GPUs take) all match the reference.
 template <class Scalar>
 void check_row_reduction_gradients(std::int64_t rows) {
   const std::int64_t cols = 37;
@@ -173,12 +173,22 @@ void check_row_reduction_gradients(std::int64_t rows) {
   Kokkos::deep_copy(packed, sdx);
   descriptors::compare(v, "gelu dx (strided)", to_host(packed), gref[0]);
   descriptors::compare(v, "gelu dbias (strided)", to_host(dbeta), gref[1]);
+  Kokkos::deep_copy(dgamma, Scalar(0));
+  Kokkos::deep_copy(dbeta, Scalar(0));
+  layernorm_backward(exec, dy, sx, gamma, mean, rstd, sdx, dgamma, dbeta);
+  exec.fence();
+  Kokkos::deep_copy(packed, sdx);
+  descriptors::compare(v, "dx (strided)", to_host(packed), ref[0]);
+  descriptors::compare(v, "dgamma (strided)", to_host(dgamma), ref[1]);
+  descriptors::compare(v, "dbeta (strided)", to_host(dbeta), ref[2]);
   EXPECT_TRUE(v.ok) << "rows " << rows << ": " << v.message;
 }
 
 TEST(RowKernels, ParameterGradientsAcrossChunks) {
+  // ... and around the generic path's chunk (column_sums).
   for (std::int64_t rows : {std::int64_t(1), host::rows_per_chunk - 1, host::rows_per_chunk,
-                            host::rows_per_chunk + 1, 3 * host::rows_per_chunk + 5}) {
+                            host::rows_per_chunk + 1, 3 * host::rows_per_chunk + 5, column_sum_rows - 1,
+                            column_sum_rows, column_sum_rows + 1, 3 * column_sum_rows + 5}) {
     check_row_reduction_gradients<double>(rows);
     check_row_reduction_gradients<float>(rows);
   }
