@@ -91,6 +91,22 @@ def _read_dataset(ds):
     return ds[()]
 
 
+# The 1-D datasets of a results group that hold text; every other one holds numbers.
+_TEXT_COLUMNS = ("stop_reason", "unmeasured", "shape", "validation_message")
+
+
+def _where(obj):
+    return "%s:%s" % (obj.file.filename, obj.name)
+
+
+def _numbers(ds):
+    """A numeric dataset as a float array; SchemaError naming it when it holds text or
+    compound data (a file edited by hand, or another tool's)."""
+    if ds.dtype.kind not in "fiub":
+        raise SchemaError("%s: expected numbers, found %s data" % (_where(ds), ds.dtype))
+    return np.asarray(ds[()], dtype=float)
+
+
 def _open_checked(path, schema):
     """Opens path read-only and checks /meta's schema name and version."""
     path = os.fspath(path)
@@ -282,7 +298,16 @@ class Results:
         out = {}
         for name, obj in g.items():
             if isinstance(obj, h5py.Dataset) and obj.ndim == 1:
+                if name not in _TEXT_COLUMNS and obj.dtype.kind not in "fiub":
+                    raise SchemaError("%s: expected numbers, found %s data" % (_where(obj), obj.dtype))
                 out[name] = _read_dataset(obj)
+        for name in ("bytes", "median"):
+            if name not in out:
+                raise SchemaError("%s: lacks the 1-D dataset %s" % (_where(g), name))
+        lengths = {name: len(v) for name, v in out.items()}
+        if len(set(lengths.values())) > 1:
+            raise SchemaError("%s: datasets differ in length (%s)" % (
+                _where(g), ", ".join("%s %d" % kv for kv in sorted(lengths.items()))))
         out["attrs"] = _attrs(g)
         return out
 
@@ -357,7 +382,7 @@ class Model:
         if missing:
             raise SchemaError("%s: %s lacks dataset(s) %s" % (self.path, where, ", ".join(missing)))
         for n in _SEGMENT_FIELDS:
-            fit[n] = np.asarray(g[n][()], dtype=float)
+            fit[n] = _numbers(g[n])
         lengths = {len(fit[n]) for n in _SEGMENT_FIELDS}
         if len(lengths) != 1 or 0 in lengths:
             raise SchemaError("%s: %s: segment datasets are empty or differ in length" % (self.path, where))
@@ -373,10 +398,13 @@ class Model:
         if missing:
             raise SchemaError("%s: %s lacks dataset(s) %s" % (self.path, where, ", ".join(missing)))
         fit["size_unit"] = a["size_unit"]
-        fit["gamma"] = float(a["gamma"])
+        try:
+            fit["gamma"] = float(a["gamma"])
+        except (TypeError, ValueError):
+            raise SchemaError("%s: attribute gamma is %r, not a number" % (_where(g), a["gamma"])) from None
         fit["link_ranks"] = a["link_ranks"]
         for n in _RANGE_NUMBERS:
-            fit[n] = np.asarray(g[n][()], dtype=float)
+            fit[n] = _numbers(g[n])
         fit["algorithm"] = [str(x) for x in _read_dataset(g["algorithm"])]
         fit["indistinguishable"] = [[t for t in str(x).split(",") if t]
                                     for x in _read_dataset(g["indistinguishable"])]

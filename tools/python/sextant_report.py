@@ -149,9 +149,11 @@ def _col(group, name):
     ds = group.get(name)
     if not isinstance(ds, h5py.Dataset):
         return None
-    if h5py.check_string_dtype(ds.dtype) is not None:
+    if name in sf._TEXT_COLUMNS or name.endswith("_names"):
+        if h5py.check_string_dtype(ds.dtype) is None:
+            raise sf.SchemaError("%s:%s: expected text, found %s data" % (ds.file.filename, ds.name, ds.dtype))
         return [_str(x) for x in np.atleast_1d(ds[()])]
-    return np.atleast_1d(np.asarray(ds[()], dtype=float))
+    return np.atleast_1d(sf._numbers(ds))
 
 
 def compute_kernels(path):
@@ -789,25 +791,43 @@ def main(argv=None):
     ap.add_argument("-o", "--output", default="report")
     a = ap.parse_args(argv)
     try:
-        results = sf.open_results(a.results)
-        model = sf.open_model(a.model) if a.model else None
-    except sf.SchemaError as e:
+        written = report(a.results, a.model, a.output)
+    except (sf.SchemaError, OSError) as e:
         print("sextant report: %s" % e, file=sys.stderr)
         return 1
+    except Exception as e:  # noqa: BLE001: bad input is one line, not a traceback
+        if os.environ.get("SEXTANT_DEBUG"):
+            raise
+        print("sextant report: %s (results %s%s): %s: %s (SEXTANT_DEBUG=1 shows where)" % (
+            "cannot draw the report", a.results, ", model " + a.model if a.model else "", type(e).__name__, e),
+            file=sys.stderr)
+        return 1
+    for p in written:
+        print(p)
+    return 0
+
+
+def report(results_path, model_path, out):
+    """Draws every figure and the summary of the files into out; returns the paths."""
+    results = sf.open_results(results_path)
+    model = sf.open_model(model_path) if model_path else None
     predictor = None
     if model is not None and model.fits():
         if cxx_model is None:
             print("sextant report: the Python module `sextant` is not importable (built with pybind11, see README): "
                   "comm_time has no model curves", file=sys.stderr)
         else:
-            predictor = cxx_model.Model(a.model)
-    os.makedirs(a.output, exist_ok=True)
-    written = (comm_time(results, predictor, a.output) + comm_busbw(results, a.output)
-               + roofline(results, model, a.output) + membw(results, model, a.output)
-               + train_prediction(results, a.output) + summary(results, model, a.output))
-    for p in written:
-        print(p)
-    return 0
+            try:
+                predictor = cxx_model.Model(model_path)
+            except ValueError as e:  # the C++ reader's one line: file, object, what is wrong
+                raise sf.SchemaError(str(e)) from None
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise OSError("-o %s: cannot create the output folder: %s" % (out, e.strerror or e)) from None
+    return (comm_time(results, predictor, out) + comm_busbw(results, out)
+            + roofline(results, model, out) + membw(results, model, out)
+            + train_prediction(results, out) + summary(results, model, out))
 
 
 if __name__ == "__main__":
