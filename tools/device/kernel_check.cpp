@@ -9,6 +9,7 @@
 //                [--time quick|full|test|none]          shape set timed (default quick)
 //                [--kernels a,b] [--dtypes float32,...]
 //                [--budget SECONDS] [--max-runs N] [--min-runs N]   per timed case
+//                [--list]                               the kernel names, one a line
 //                [Kokkos options, e.g. --kokkos-device-id=0]
 //
 // Exit status: 0 when every validation passed and no case failed to run, 1 otherwise,
@@ -38,6 +39,7 @@ struct Options {
   std::vector<std::string> kernels, dtypes;
   double budget = 0.25;  // seconds of timed runs per case
   int max_runs = 200, min_runs = 3;
+  bool list = false;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -88,8 +90,10 @@ bool parse(int& argc, char** argv, Options& o) {
       std::printf(
           "usage: kernel_check [--validate test|quick|full|none]... [--time quick|full|test|none]\n"
           "                    [--kernels a,b] [--dtypes float32,...] [--budget S] [--max-runs N]\n"
-          "                    [--min-runs N] [Kokkos options]\n");
+          "                    [--min-runs N] [--list] [Kokkos options]\n");
       std::exit(0);
+    } else if (a == "--list") {
+      o.list = true;
     } else if (value("--validate", v)) {
       if (!o.validate_given) o.validate.clear();
       o.validate_given = true;
@@ -186,6 +190,10 @@ int check(int argc, char** argv) {
     std::fprintf(stderr, "kernel_check: bad option (see --help)\n");
     return 2;
   }
+  if (o.list) {  // the registry's names need no Kokkos
+    for (const auto& kernel : k::registry()) std::printf("%s\n", kernel.name.c_str());
+    return 0;
+  }
   Kokkos::ScopeGuard kokkos(argc, argv);
   using Exec = Kokkos::DefaultExecutionSpace;
   std::printf("kernel_check: Kokkos %d, default execution space %s (concurrency %d)\n", KOKKOS_VERSION,
@@ -194,7 +202,7 @@ int check(int argc, char** argv) {
   std::printf("kernel_check: kernels compiled for ISA %.*s; dtypes here:", int(isa.name.size()), isa.name.data());
   for (auto d : k::available_dtypes()) std::printf(" %.*s", int(k::to_string(d).size()), k::to_string(d).data());
   std::printf("\n");
-  {
+  if (o.kernels.empty()) {  // once per full run, not for each kernel run alone
     std::ostringstream config;
     Kokkos::print_configuration(config, false);
     std::printf("%s\n", config.str().c_str());
