@@ -24,6 +24,8 @@
 #include "models/train_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -244,7 +246,12 @@ TrainConfig parse_train_config(const std::string& text) {
       if (auto v = parse_number(value)) return *v;
       throw UsageError("--train: " + key + "='" + value + "' is not a number");
     };
-    auto integer = [&] { return static_cast<int>(number()); };
+    auto integer = [&] {
+      const double v = number();
+      if (v != std::floor(v) || v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+        throw UsageError("--train: " + key + "='" + value + "' is not an integer in int's range");
+      return static_cast<int>(v);
+    };
     if (key == "layers") c.layers = integer();
     else if (key == "hidden") c.hidden = integer();
     else if (key == "heads") c.heads = integer();
@@ -292,6 +299,9 @@ void TrainConfig::validate() const {
   positive("--dp", dp);
   positive("--tp", tp);
   positive("--pp", pp);
+  if (layers > max_train_layers)
+    throw UsageError("--layers " + std::to_string(layers) + ": at most " + std::to_string(max_train_layers) +
+                     " (the step plan lists every layer's operators; see max_train_layers)");
   if (hidden % heads != 0)
     throw UsageError("--hidden " + std::to_string(hidden) + " is not a multiple of --heads " + std::to_string(heads));
   if (heads % tp != 0)

@@ -38,6 +38,13 @@ struct TrainConfig {
   void validate() const;        // throws sextant::UsageError naming the inconsistent option
 };
 
+// The step plan lists every operator of every layer (about 40 per layer: the proxy
+// runs them and its traces are matched to them by name), so planning and predicting
+// cost time and memory in proportion to the layers, and --search plans every layout.
+// The deepest transformers trained have about a hundred layers; 4096 keeps one plan
+// near 0.1 s and 50 MB. validate() refuses more, naming this limit.
+inline constexpr int max_train_layers = 4096;
+
 // A configuration as `sextant predict --train` and the Python module take it:
 // "layers=24,hidden=2048,...,dp=64,tp=8,pp=1,schedule=1f1b,zero1=1,overlap=1" (the keys
 // of TrainConfig, spelled as in models/json.hpp); unset keys keep their defaults. Throws

@@ -47,6 +47,13 @@ expect_rc 2 "$sextant" predict "$model" --op allreduce --bytes 8 --ranks 0
 contains "$err" "--ranks 0"
 expect_rc 2 "$sextant" predict "$model" --train layers=2,hidden=64,heads=4,dp=2 --ranks 4
 contains "$err" "--train takes its layout"
+# Bounded work: the plan lists every layer, so layers are capped; numbers beyond int refused.
+expect_rc 2 "$sextant" predict "$model" --train layers=1000000,hidden=64,heads=4
+contains "$err" "--layers 1000000: at most 4096"
+expect_rc 2 "$sextant" predict "$model" --train layers=1e10,hidden=64,heads=4
+contains "$err" "layers='1e10' is not an integer"
+expect_rc 2 "$sextant" predict "$model" --train layers=2.5,hidden=64,heads=4
+contains "$err" "layers='2.5' is not an integer"
 expect_rc 2 "$sextant" run --suite comm --sizes 4M:1
 contains "$err" "4M:1"
 expect_rc 2 "$sextant" run --suite comm --sizes 12Q

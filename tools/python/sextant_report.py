@@ -144,15 +144,18 @@ def _h5(path):
         return None
 
 
-def _col(group, name):
-    """A 1-D dataset of group as a float array (strings: a list of str), or None."""
+def _col(group, name, text=False):
+    """A 1-D dataset of group as a float array, or with text=True as a list of str; None
+    where it is absent. SchemaError naming it when it holds the other kind."""
     ds = group.get(name)
     if not isinstance(ds, h5py.Dataset):
         return None
-    if name in sf._TEXT_COLUMNS or name.endswith("_names"):
-        if h5py.check_string_dtype(ds.dtype) is None:
-            raise sf.SchemaError("%s:%s: expected text, found %s data" % (ds.file.filename, ds.name, ds.dtype))
+    if h5py.check_string_dtype(ds.dtype) is not None:
+        if not text:
+            raise sf.SchemaError("%s:%s: expected numbers, found text" % (ds.file.filename, ds.name))
         return [_str(x) for x in np.atleast_1d(ds[()])]
+    if text:
+        raise sf.SchemaError("%s:%s: expected text, found %s data" % (ds.file.filename, ds.name, ds.dtype))
     return np.atleast_1d(sf._numbers(ds))
 
 
@@ -179,7 +182,7 @@ def compute_kernels(path):
                 if flops is None or nbytes is None or med is None or not (len(flops) == len(nbytes) == len(med)):
                     continue
                 valid = _col(g, "valid")
-                shape = _col(g, "shape")
+                shape = _col(g, "shape", text=True)
                 out.append({
                     "kernel": kernel, "dtype": dtype,
                     "family": _str(g.attrs.get("family", "")) or "other",
@@ -244,7 +247,8 @@ def compute_model(path):
             for k, v in cg.attrs.items():
                 if k.startswith("peak_flops_") and _num(v) > 0:
                     out["peak"][k[len("peak_flops_"):]] = _num(v)
-            level, lo, hi, bw = (_col(cg, n) for n in ("level", "lo_bytes", "hi_bytes", "bandwidth"))
+            level = _col(cg, "level", text=True)
+            lo, hi, bw = (_col(cg, n) for n in ("lo_bytes", "hi_bytes", "bandwidth"))
             if bw is not None:
                 n = len(bw)
                 level = level if level is not None and len(level) == n else ["level %d" % i for i in range(n)]
@@ -560,7 +564,7 @@ def train_configs(path):
             a = {k: sf._value(v) for k, v in g.attrs.items()}
             if not (_num(a.get("measured_median")) > 0 and _num(a.get("predicted")) > 0):
                 continue
-            names, vals = _col(g, "predicted_breakdown_names"), _col(g, "predicted_breakdown")
+            names, vals = _col(g, "predicted_breakdown_names", text=True), _col(g, "predicted_breakdown")
             breakdown = list(zip(names, vals)) if names is not None and vals is not None and \
                 len(names) == len(vals) else []
             phases = []

@@ -41,19 +41,18 @@ Json document(const std::string& kind, const std::string& model_path) {
               {"sextant_version", SEXTANT_VERSION}};
 }
 
-// The configuration of --train, and the dense path it runs: the one it names, else the
-// one the model's operators were measured on (the train suite measures its proxy's).
-model::TrainConfig train_config(const std::string& text, const model::ComputeModel& compute) {
-  auto config = model::parse_train_config(text);
+// The dense path a --train configuration runs: the one it names, else the one the
+// model's operators were measured on (the train suite measures its proxy's).
+void choose_dense_path(model::TrainConfig& config, const std::string& text, const model::ComputeModel& compute) {
   if (text.find("dense=") == std::string::npos) config.dense = compute.measured_dense_path();
-  return config;
 }
 
 Json predict_train(const std::string& path, const std::string& text, model::LevelMap levels, int ranks_per_node) {
+  auto config = model::parse_train_config(text);  // usage errors before any file is read
   auto comm = model::CommModel::read(path);
   auto compute = model::ComputeModel::read(path);
   if (!compute) throw Error(path + ": no compute part (fit a results file of the compute or train suite)");
-  auto config = train_config(text, *compute);
+  choose_dense_path(config, text, *compute);
   auto plan = model::plan_step(config);
   std::vector<std::string> placement_notes;
   if (ranks_per_node > 0) levels = model::placed_levels(config, ranks_per_node, comm, &placement_notes);
@@ -87,10 +86,11 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
     if (text.find(key) != std::string::npos)
       throw UsageError(std::string("--search chooses dp, tp, pp, micro_batch and schedule: leave ") +
                        std::string(key).substr(0, std::string(key).size() - 1) + " out of --train");
+  auto base = model::parse_train_config(text + (text.empty() ? "" : ",") + "micro_batch=1");
   auto comm = model::CommModel::read(path);
   auto compute = model::ComputeModel::read(path);
   if (!compute) throw Error(path + ": no compute part (fit a results file of the compute or train suite)");
-  auto base = train_config(text + (text.empty() ? "" : ",") + "micro_batch=1", *compute);
+  choose_dense_path(base, text, *compute);
   const auto t0 = std::chrono::steady_clock::now();
   auto found = model::search_layouts(base, ranks, comm, *compute, levels, memory_limit, ranks_per_node);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
