@@ -180,7 +180,11 @@ std::optional<ComputeModel> ComputeModel::read(const std::string& model_path) {
     auto dtype = p.dataset("dtype").read_strings(), shape = p.dataset("shape").read_strings();
     auto flops = p.dataset("flops").read_doubles(), bytes = p.dataset("bytes").read_doubles();
     auto sec = p.dataset("seconds").read_doubles();
-    for (std::size_t i = 0; i < kernel.size() && i < sec.size(); ++i) {
+    for (std::size_t n : {family.size(), dtype.size(), shape.size(), flops.size(), bytes.size(), sec.size()})
+      require_value(n == kernel.size(), p,
+                    "datasets differ in length (kernel " + std::to_string(kernel.size()) + ", another " +
+                        std::to_string(n) + ")");
+    for (std::size_t i = 0; i < kernel.size(); ++i) {
       require_value(std::isfinite(sec[i]) && sec[i] > 0 && std::isfinite(flops[i]) && flops[i] >= 0 &&
                   std::isfinite(bytes[i]) && bytes[i] >= 0,
               p, "point " + kernel[i] + " " + shape[i] + ": seconds " + format_value(sec[i]) + ", flops " + format_value(flops[i]) +
