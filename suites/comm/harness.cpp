@@ -497,6 +497,58 @@ std::vector<std::uint64_t> sizes_for(const Benchmark& b, Dtype dtype, const Opti
   return out;
 }
 
+// The memory /proc/meminfo reports available (MemAvailable: what can be allocated
+// without swapping), in bytes, or -1 where it cannot be read.
+double available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return -1;
+}
+
+// Refuses, before anything is measured, a size sweep whose buffers cannot fit: the
+// operating system overcommits, so an allocation that cannot be backed succeeds and
+// the OOM killer ends the run later, losing its messages. Per rank, the largest size
+// of each benchmark needs its send and receive buffers (sets of them with --off-cache)
+// plus the host copies validation makes; every rank of a node needs it at once. The
+// decision is collective, so that every rank stops with the same message.
+void check_buffer_memory(const Runtime& rt, const Options& o, const std::vector<const Benchmark*>& selected) {
+  double need = 0;
+  const int p = rt.size();
+  const double llc = static_cast<double>(std::max<long long>(rt.machine().last_level_cache_bytes(), 1 << 20));
+  std::string largest;
+  for (const auto* b : selected)
+    for (auto requested : o.dtypes) {
+      const Dtype dtype = b->typed ? requested : Dtype::byte;
+      const auto sizes = sizes_for(*b, dtype, o);
+      const auto elem = info(dtype).size;
+      const std::size_t count = sizes.empty() ? 0 : sizes.back() / elem;
+      const double pair = static_cast<double>((b->send_elements(count, p) + b->recv_elements(count, p)) * elem);
+      const double sets = o.off_cache ? std::clamp(std::ceil(2 * llc / std::max(pair, 1.0)), 1.0, 256.0) : 1.0;
+      const double bytes = pair * (sets + 1);
+      if (bytes > need) {
+        need = bytes;
+        largest = std::string(b->name) + " " + std::string(info(dtype).name) + " at " +
+                  format_bytes(static_cast<double>(sizes.back()));
+      }
+      if (!b->typed) break;
+    }
+  const double available = available_memory_bytes();
+  const double node_need = need * rt.ranks_on_node();
+  // 80%: the MPI library and the rest of the process need their share too.
+  int fits = available < 0 || node_need <= 0.8 * available ? 1 : 0, all_fit = 1;
+  SEXTANT_MPI_CHECK(MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  if (!all_fit)
+    throw UsageError("-m: the largest size needs " + format_bytes(need) + " of buffers per rank (" + largest +
+                     "), " + format_bytes(node_need) + " for the " + std::to_string(rt.ranks_on_node()) +
+                     " ranks of a node, more than 80% of the memory available" +
+                     (fits ? " on another node" : " here (" + format_bytes(available) + ")") +
+                     ": lower the largest size (-m MIN:MAX)");
+}
+
 }  // namespace
 
 void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o, bool oversubscribed) {
@@ -604,6 +656,7 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
                      std::max<std::size_t>(o.rank_counts.size(), 1);
       if (!b->typed) break;
     }
+  check_buffer_memory(rt, o, selected);
   double t_start = MPI_Wtime();
   long long counts_here[2] = {0, 0};  // wrong values, unmeasured sizes
 

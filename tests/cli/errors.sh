@@ -58,6 +58,9 @@ expect_rc 2 "$sextant" run --suite comm --sizes 4M:1
 contains "$err" "4M:1"
 expect_rc 2 "$sextant" run --suite comm --sizes 12Q
 contains "$err" "12Q"
+# Buffers that cannot fit are refused before anything runs (not left to the OOM killer).
+expect_rc 2 "$sextant" run --suite comm -m 1024G:1024G --collectives allreduce -o "$work/huge.h5"
+contains "$err" "the largest size needs 4 TiB of buffers per rank (allreduce float32 at 1 TiB)"
 expect_rc 2 "$sextant" run --suite comm --collectives allreduce,nosuch
 contains "$err" "nosuch"
 expect_rc 2 "$sextant" run --suite comm --dtypes float16
