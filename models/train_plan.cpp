@@ -236,49 +236,80 @@ int TrainConfig::micro_batches() const {
   return per_step > 0 ? static_cast<int>(global_batch / per_step) : 0;
 }
 
+namespace {
+constexpr TrainConfigKey config_keys[] = {
+    {"layers", "transformer layers", false},
+    {"hidden", "hidden size", false},
+    {"heads", "attention heads", false},
+    {"seq", "sequence length", false},
+    {"vocab", "vocabulary size", false},
+    {"micro_batch", "sequences per micro-batch", false},
+    {"global_batch", "sequences per step (micro-batch x micro-batches x dp)", false},
+    {"dp", "data-parallel ranks", false},
+    {"tp", "tensor-parallel ranks", false},
+    {"pp", "pipeline stages", false},
+    {"schedule", "pipeline schedule: gpipe | 1f1b", false},
+    {"optimizer", "sgd | adamw", false},
+    {"zero1", "shard optimizer state over dp (reduce_scatter + allgather)", true},
+    {"overlap", "overlap the dp gradient sync with backward", true},
+    {"bucket_bytes", "dp gradient bucket size in bytes", false},
+    {"dtype", "float32 | float64", false},
+    {"dense", "GEMMs by: portable (Kokkos kernels) | vendor (BLAS via Kokkos Kernels)", false},
+};
+}  // namespace
+
+std::span<const TrainConfigKey> train_config_keys() { return config_keys; }
+
+void set_train_config_key(TrainConfig& c, const std::string& key, const std::string& value) {
+  auto number = [&] {
+    if (auto v = parse_number(value)) return *v;
+    throw UsageError("" + key + "='" + value + "' is not a number");
+  };
+  auto integer = [&] {
+    const double v = number();
+    if (v != std::floor(v) || v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+      throw UsageError("" + key + "='" + value + "' is not an integer in int's range");
+    return static_cast<int>(v);
+  };
+  if (key == "layers") c.layers = integer();
+  else if (key == "hidden") c.hidden = integer();
+  else if (key == "heads") c.heads = integer();
+  else if (key == "seq") c.seq = integer();
+  else if (key == "vocab") c.vocab = integer();
+  else if (key == "micro_batch") c.micro_batch = integer();
+  else if (key == "global_batch") c.global_batch = integer();
+  else if (key == "dp") c.dp = integer();
+  else if (key == "tp") c.tp = integer();
+  else if (key == "pp") c.pp = integer();
+  else if (key == "bucket_bytes") c.bucket_bytes = number();
+  else if (key == "zero1") c.zero1 = integer() != 0;
+  else if (key == "overlap") c.overlap_dp = integer() != 0;
+  else if (key == "dtype") c.dtype = value;
+  else if (key == "dense") c.dense = parse_dense_path(value);
+  else if (key == "schedule") {
+    if (value == "gpipe") c.schedule = Schedule::gpipe;
+    else if (value == "1f1b") c.schedule = Schedule::one_f_one_b;
+    else throw UsageError("schedule='" + value + "' (use gpipe or 1f1b)");
+  } else if (key == "optimizer") {
+    if (value == "sgd") c.optimizer = Optimizer::sgd;
+    else if (value == "adamw") c.optimizer = Optimizer::adamw;
+    else throw UsageError("optimizer='" + value + "' (use sgd or adamw)");
+  } else {
+    std::string known;
+    for (const auto& k : config_keys) known += (known.empty() ? "" : ", ") + std::string(k.name);
+    throw UsageError("unknown key '" + key + "' (" + known + ")");
+  }
+}
+
 TrainConfig parse_train_config(const std::string& text) {
   TrainConfig c;
   for (const auto& item : split_list(text)) {
     auto eq = item.find('=');
     if (eq == std::string::npos) throw UsageError("--train: '" + item + "' is not key=value");
-    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    auto number = [&] {
-      if (auto v = parse_number(value)) return *v;
-      throw UsageError("--train: " + key + "='" + value + "' is not a number");
-    };
-    auto integer = [&] {
-      const double v = number();
-      if (v != std::floor(v) || v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
-        throw UsageError("--train: " + key + "='" + value + "' is not an integer in int's range");
-      return static_cast<int>(v);
-    };
-    if (key == "layers") c.layers = integer();
-    else if (key == "hidden") c.hidden = integer();
-    else if (key == "heads") c.heads = integer();
-    else if (key == "seq") c.seq = integer();
-    else if (key == "vocab") c.vocab = integer();
-    else if (key == "micro_batch") c.micro_batch = integer();
-    else if (key == "global_batch") c.global_batch = integer();
-    else if (key == "dp") c.dp = integer();
-    else if (key == "tp") c.tp = integer();
-    else if (key == "pp") c.pp = integer();
-    else if (key == "bucket_bytes") c.bucket_bytes = number();
-    else if (key == "zero1") c.zero1 = integer() != 0;
-    else if (key == "overlap") c.overlap_dp = integer() != 0;
-    else if (key == "dtype") c.dtype = value;
-    else if (key == "dense") c.dense = parse_dense_path(value);
-    else if (key == "schedule") {
-      if (value == "gpipe") c.schedule = Schedule::gpipe;
-      else if (value == "1f1b") c.schedule = Schedule::one_f_one_b;
-      else throw UsageError("--train: schedule='" + value + "' (use gpipe or 1f1b)");
-    } else if (key == "optimizer") {
-      if (value == "sgd") c.optimizer = Optimizer::sgd;
-      else if (value == "adamw") c.optimizer = Optimizer::adamw;
-      else throw UsageError("--train: optimizer='" + value + "' (use sgd or adamw)");
-    } else {
-      throw UsageError("--train: unknown key '" + key +
-                       "' (layers, hidden, heads, seq, vocab, micro_batch, global_batch, dp, tp, pp, schedule, "
-                       "optimizer, zero1, overlap, bucket_bytes, dtype, dense)");
+    try {
+      set_train_config_key(c, item.substr(0, eq), item.substr(eq + 1));
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("--train: ") + e.what());
     }
   }
   c.validate();

@@ -5,6 +5,7 @@
 // (suites/train) executes exactly this decomposition; the step predictor
 // (models/step_predictor) costs it with the operator and collective models. Sharing
 // one plan keeps the two consistent by construction. No MPI, no Kokkos here.
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,19 @@ inline constexpr int max_train_layers = 4096;
 // of TrainConfig, spelled as in models/json.hpp); unset keys keep their defaults. Throws
 // UsageError naming the key or value; validated.
 TrainConfig parse_train_config(const std::string& text);
+
+// The keys of a configuration, one parser for them all: `predict --train key=value,...`
+// and the command-line options of the proxy and its checks (--micro-batch for
+// micro_batch, suites/train/config_options.hpp) go through set_train_config_key.
+struct TrainConfigKey {
+  const char* name;  // as in parse_train_config and models/json.hpp
+  const char* help;
+  bool on_off;       // zero1, overlap: a command-line flag
+};
+std::span<const TrainConfigKey> train_config_keys();
+// Sets one key from its text; throws UsageError naming the key or value. Not validated
+// (validate() checks the whole configuration once every key is set).
+void set_train_config_key(TrainConfig& config, const std::string& key, const std::string& value);
 
 struct ComputeOp {
   std::string name;     // "layer3.fc1" (stable, for matching measured traces)

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "suites/common/runtime.hpp"
+#include "suites/train/config_options.hpp"
 #include "suites/train/proxy.hpp"
 
 namespace {
@@ -17,30 +18,12 @@ using namespace sextant;
 struct Args {
   model::TrainConfig config;
   train::TrainRunOptions run;
-  std::string schedule = "1f1b", optimizer = "adamw", wait, dense = model::to_string(train::default_dense_path());
+  std::string wait;
 };
 
 void add_options(CLI::App& app, Args& a) {
-  auto& c = a.config;
-  app.add_option("--layers", c.layers, "transformer layers")->capture_default_str();
-  app.add_option("--hidden", c.hidden, "hidden size")->capture_default_str();
-  app.add_option("--heads", c.heads, "attention heads")->capture_default_str();
-  app.add_option("--seq", c.seq, "sequence length")->capture_default_str();
-  app.add_option("--vocab", c.vocab, "vocabulary size")->capture_default_str();
-  app.add_option("--micro-batch", c.micro_batch, "sequences per micro-batch")->capture_default_str();
-  app.add_option("--global-batch", c.global_batch, "sequences per step (micro-batch x micro-batches x dp)")
-      ->capture_default_str();
-  app.add_option("--dp", c.dp, "data-parallel ranks")->capture_default_str();
-  app.add_option("--tp", c.tp, "tensor-parallel ranks")->capture_default_str();
-  app.add_option("--pp", c.pp, "pipeline stages")->capture_default_str();
-  app.add_option("--schedule", a.schedule, "pipeline schedule: gpipe | 1f1b")->capture_default_str();
-  app.add_option("--optimizer", a.optimizer, "sgd | adamw")->capture_default_str();
-  app.add_flag("--zero1", c.zero1, "shard optimizer state over dp (reduce_scatter + allgather)");
-  app.add_flag("--overlap", c.overlap_dp, "overlap the dp gradient sync with backward");
-  app.add_option("--bucket-bytes", c.bucket_bytes, "dp gradient bucket size in bytes")->capture_default_str();
-  app.add_option("--dtype", c.dtype, "float32 | float64")->capture_default_str();
-  app.add_option("--dense", a.dense, "GEMMs by: portable (Kokkos kernels) | vendor (BLAS via Kokkos Kernels)")
-      ->capture_default_str();
+  a.config.dense = train::default_dense_path();
+  train::add_config_options(app, a.config);
   app.add_option("--steps", a.run.steps, "measured steps")->capture_default_str();
   app.add_option("--warmup", a.run.warmup, "steps before the measured ones")->capture_default_str();
   app.add_option("--seed", a.run.seed, "parameters and data")->capture_default_str();
@@ -54,18 +37,15 @@ int run(int argc, char** argv) {
   add_options(app, a);
   try {
     app.parse(argc, argv);
+    a.config.validate();
   } catch (const CLI::ParseError& e) {
     return app.exit(e);  // before MPI_Init: nothing to finalise
+  } catch (const UsageError& e) {
+    std::cerr << "sextant_train_proxy: " << e.what() << "\n";
+    return 2;
   }
   Runtime rt(argc, argv);
   try {
-    if (a.schedule == "gpipe") a.config.schedule = model::Schedule::gpipe;
-    else if (a.schedule == "1f1b") a.config.schedule = model::Schedule::one_f_one_b;
-    else throw UsageError("--schedule '" + a.schedule + "': use gpipe or 1f1b");
-    a.config.dense = model::parse_dense_path(a.dense);
-    if (a.optimizer == "sgd") a.config.optimizer = model::Optimizer::sgd;
-    else if (a.optimizer == "adamw") a.config.optimizer = model::Optimizer::adamw;
-    else throw UsageError("--optimizer '" + a.optimizer + "': use sgd or adamw");
     if (a.wait == "blocking") a.run.wait = WaitMode::blocking;
     else if (a.wait == "yield") a.run.wait = WaitMode::yield;
     else if (a.wait.empty()) a.run.wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
@@ -78,7 +58,8 @@ int run(int argc, char** argv) {
     if (rt.is_root()) {
       const auto& c = a.config;
       std::printf("# dp %d tp %d pp %d, %d micro-batches of %d, %s, %s%s%s, %s\n", c.dp, c.tp, c.pp,
-                  c.micro_batches(), c.micro_batch, a.schedule.c_str(), a.optimizer.c_str(),
+                  c.micro_batches(), c.micro_batch, c.schedule == model::Schedule::gpipe ? "gpipe" : "1f1b",
+                  c.optimizer == model::Optimizer::sgd ? "sgd" : "adamw",
                   c.zero1 ? " zero1" : "", c.overlap_dp ? " overlap" : "", c.dtype.c_str());
       std::printf("%-6s %-14s %s\n", "step", "loss", "time_s");
       for (int s = 0; s < r.warmup + r.steps; ++s) {

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "suites/common/runtime.hpp"
+#include "suites/train/config_options.hpp"
 #include "suites/train/proxy.hpp"
 
 using namespace sextant;
@@ -122,33 +123,22 @@ int main(int argc, char** argv) {
   c.dtype = "float64";
   train::TrainRunOptions o;
   o.warmup = 0;
-  std::string schedule = "1f1b", optimizer = "adamw", dense = model::to_string(train::default_dense_path());
+  c.dense = train::default_dense_path();
   bool expect_decrease = false, check_gradient = false;
-  app.add_option("--layers", c.layers);
-  app.add_option("--hidden", c.hidden);
-  app.add_option("--heads", c.heads);
-  app.add_option("--seq", c.seq);
-  app.add_option("--vocab", c.vocab);
-  app.add_option("--micro-batch", c.micro_batch);
-  app.add_option("--global-batch", c.global_batch);
-  app.add_option("--dp", c.dp);
-  app.add_option("--tp", c.tp);
-  app.add_option("--pp", c.pp);
-  app.add_option("--schedule", schedule);
-  app.add_option("--optimizer", optimizer);
-  app.add_flag("--zero1", c.zero1);
-  app.add_flag("--overlap", c.overlap_dp);
-  app.add_option("--bucket-bytes", c.bucket_bytes);
-  app.add_option("--dtype", c.dtype);
-  app.add_option("--dense", dense);
+  train::add_config_options(app, c);
   app.add_option("--steps", o.steps);
   app.add_option("--lr", o.lr);
   app.add_flag("--expect-decrease", expect_decrease);
   app.add_flag("--gradient-check", check_gradient, "one rank: the gradient against a central difference of the loss");
-  CLI11_PARSE(app, argc, argv);
-  c.schedule = schedule == "gpipe" ? model::Schedule::gpipe : model::Schedule::one_f_one_b;
-  c.optimizer = optimizer == "sgd" ? model::Optimizer::sgd : model::Optimizer::adamw;
-  c.dense = model::parse_dense_path(dense);
+  try {
+    app.parse(argc, argv);
+    c.validate();
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "train_check: %s\n", e.what());
+    return 2;
+  }
 
   Runtime rt(argc, argv);
   o.wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
