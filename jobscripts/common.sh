@@ -1,4 +1,5 @@
-# Shared by the job scripts in jobscripts/ (sourced inside the job, never run).
+# Shared by the job scripts in jobscripts/ and those `sextant jobscript` writes
+# (sourced inside the job, never run; installed as share/sextant/jobscripts/common.sh).
 # Reads the site settings (site.env), loads modules, makes the results directory
 # results/<cluster>/<jobid>/ with the job's provenance, and launches steps.
 # Requires bash >= 4.4. Every script runs with `set -euo pipefail`: a failed step
@@ -12,12 +13,18 @@ sextant_die() { sextant_log "$*"; exit 1; }
 sextant_job_init() {
   local kind=$1
   [ -n "${SLURM_JOB_ID:-}" ] || sextant_die "not inside a Slurm job: submit with jobscripts/submit or sbatch"
-  SEXTANT_SITE_ENV=${SEXTANT_SITE_ENV:-$SEXTANT_HOME/jobscripts/site.env}
-  [ -r "$SEXTANT_SITE_ENV" ] || sextant_die "site environment file '$SEXTANT_SITE_ENV' is not readable"
-  set -a
-  # shellcheck source=site.env
-  source "$SEXTANT_SITE_ENV"
-  set +a
+  # Set but empty (a generated script without --site-env): no site file.
+  SEXTANT_SITE_ENV=${SEXTANT_SITE_ENV-${SEXTANT_HOME:-.}/jobscripts/site.env}
+  if [ -n "$SEXTANT_SITE_ENV" ]; then
+    [ -r "$SEXTANT_SITE_ENV" ] || sextant_die "site environment file '$SEXTANT_SITE_ENV' is not readable"
+    set -a
+    # shellcheck source=site.env
+    source "$SEXTANT_SITE_ENV"
+    set +a
+  fi
+  # site.env's defaults, for a job without a site file.
+  : "${SEXTANT_MODULES:=}" "${SEXTANT_BIN:=}" "${SEXTANT_LAUNCHER:=srun}" "${SEXTANT_SRUN_ARGS:=--mpi=pmi2}"
+  : "${SEXTANT_MPIEXEC:=mpiexec.mpich}" "${SEXTANT_MPIEXEC_ARGS:=}" "${SEXTANT_RUN_ARGS:=}"
   if [ -n "$SEXTANT_MODULES" ]; then
     command -v module >/dev/null 2>&1 || type module >/dev/null 2>&1 ||
       sextant_die "SEXTANT_MODULES='$SEXTANT_MODULES' but no 'module' command in the job"
@@ -27,7 +34,9 @@ sextant_job_init() {
     set -u
   fi
   if [ -z "$SEXTANT_BIN" ]; then
-    if [ -x "$SEXTANT_HOME/build/release/tools/sextant" ]; then
+    if [ -n "${SEXTANT_DEFAULT_BIN:-}" ]; then  # a generated script: the sextant that wrote it
+      SEXTANT_BIN=$SEXTANT_DEFAULT_BIN
+    elif [ -x "${SEXTANT_HOME:-.}/build/release/tools/sextant" ]; then
       SEXTANT_BIN=$SEXTANT_HOME/build/release/tools/sextant
     else
       SEXTANT_BIN=sextant
@@ -42,7 +51,7 @@ sextant_job_init() {
   export SEXTANT_BIN SEXTANT_SITE_ENV
 
   nodes=${SLURM_JOB_NUM_NODES:-${SLURM_NNODES:-1}}
-  ntasks=${SLURM_NTASKS:-$nodes}
+  ntasks=${SLURM_NTASKS:-$((nodes * ${SEXTANT_RANKS_PER_NODE:-1}))}
   per_node=$((ntasks / nodes))
   cluster=${SEXTANT_CLUSTER:-${SLURM_CLUSTER_NAME:-$(hostname -s)}}
   outdir=${SEXTANT_RESULTS_ROOT:-${SLURM_SUBMIT_DIR:-$PWD}/results}/$cluster/$SLURM_JOB_ID
@@ -71,7 +80,7 @@ sextant_job_init() {
     echo "sextant_version=$("$SEXTANT_BIN" --version 2>&1 || true)"
     echo "start_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   } >"$outdir/job.txt"
-  cp "$SEXTANT_SITE_ENV" "$outdir/site.env"
+  [ -z "$SEXTANT_SITE_ENV" ] || cp "$SEXTANT_SITE_ENV" "$outdir/site.env"
   scontrol show job -d "$SLURM_JOB_ID" >"$outdir/scontrol-job.txt" 2>&1 || true
   trap sextant_job_finish EXIT
   sextant_log "$kind: job $SLURM_JOB_ID on ${SLURM_JOB_NODELIST:-?} ($nodes node(s), $ntasks tasks), results in $outdir"

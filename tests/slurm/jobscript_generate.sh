@@ -28,9 +28,12 @@ script=$(cat "$work/big.sbatch")
 contains "$script" "set -euo pipefail"
 contains "$script" "suites=(comm compute)"
 contains "$script" "run_args=('--quick' '--collectives' 'allreduce,allgather')"
-contains "$script" 'srun "${extra[@]}" --nodes="$nodes"'
-contains "$script" 'fit "$outdir/$suite.h5" -o "$outdir/$suite.model.h5"'
-contains "$script" '$SLURM_JOB_ID'
+contains "$script" 'SEXTANT_RANKS_PER_NODE=8'
+# The job is jobscripts/common.sh's (what the checked-in scripts source too).
+common=$(sed -n "s/^common='\(.*\)'$/\1/p" "$work/big.sbatch")
+[ "$common" -ef "$jobscripts/common.sh" ] || fail "the script sources '$common', not $jobscripts/common.sh"
+contains "$script" 'sextant_run_suite "$suite" "$nodes" "$per_node" "$outdir/$suite.h5" "${run_args[@]}" "$@"'
+contains "$script" 'sextant_fit "$outdir/$suite.h5" "$outdir/$suite.model.h5"'
 # Nothing runs outside a job: the script says so and fails.
 expect_rc 1 env -u SLURM_JOB_NUM_NODES bash "$work/big.sbatch"
 contains "$err" "not inside a Slurm job"
@@ -52,7 +55,7 @@ expect_rc 0 "$sextant" jobscript --site-env "$work/site.env" --partition cli
 contains "$out" "#SBATCH --partition=cli"
 contains "$out" "#SBATCH --account=siteacct"
 contains "$out" "#SBATCH --time=00:20:00"
-contains "$out" "site_env=\${SEXTANT_SITE_ENV:-'$work/site.env'}"
+contains "$out" "SEXTANT_SITE_ENV=\${SEXTANT_SITE_ENV:-'$work/site.env'}"
 bash -n <<<"$out" || fail "script with site env does not parse"
 
 # Usage errors name the option.

@@ -1,6 +1,7 @@
 // sextant jobscript: writes an sbatch script for one run of the chosen suites at
-// NODES x RANKS-PER-NODE, so nobody hand-edits templates. The script is
-// self-contained: site settings come from an environment file (jobscripts/site.env
+// NODES x RANKS-PER-NODE, so nobody hand-edits templates. The script sources
+// jobscripts/common.sh (installed, or the source tree's) like the scripts in
+// jobscripts/: site settings come from an environment file (jobscripts/site.env
 // style), results land in results/<cluster>/<jobid>/ with the job's provenance, and
 // every suite's results file is fitted at the end.
 #include <sys/stat.h>
@@ -83,97 +84,47 @@ std::string self_path() {
   return ec ? std::string("sextant") : p.string();
 }
 
+// The job itself is jobscripts/common.sh's (settings, modules, results directory,
+// provenance, launching, fitting): the script only names what was chosen here.
 const char* const body = R"BODY(set -euo pipefail
 
 # Site settings (modules, sextant binary, MPI launcher, results root) come from one
 # environment file: SEXTANT_SITE_ENV at submission, else the one named when this
-# script was generated. A variable already set in the job's environment wins over
-# the file (jobscripts/site.env documents every setting).
-site_env=${SEXTANT_SITE_ENV:-@SITE_ENV@}
-if [ -n "$site_env" ]; then
-  [ -r "$site_env" ] || { echo "sextant job: site environment file '$site_env' is not readable" >&2; exit 1; }
-  set -a
-  # shellcheck disable=SC1090
-  source "$site_env"
-  set +a
-fi
-if [ -n "${SEXTANT_MODULES:-}" ]; then
-  set +u  # module implementations read unset variables
-  # shellcheck disable=SC2086
-  module load $SEXTANT_MODULES
-  set -u
-fi
-default_bin=@BIN@  # the sextant that generated this script
-: "${SEXTANT_BIN:=$default_bin}"
-: "${SEXTANT_LAUNCHER:=srun}"
-: "${SEXTANT_SRUN_ARGS:=--mpi=pmi2}"
-: "${SEXTANT_MPIEXEC:=mpiexec.mpich}"
-: "${SEXTANT_MPIEXEC_ARGS:=}"
-: "${SEXTANT_RUN_ARGS:=}"
+# script was generated (none: empty). A variable already set in the job's environment
+# wins over the file (jobscripts/site.env documents every setting).
+SEXTANT_SITE_ENV=${SEXTANT_SITE_ENV:-@SITE_ENV@}
+SEXTANT_DEFAULT_BIN=@BIN@  # the sextant that generated this script
+SEXTANT_RANKS_PER_NODE=@RANKS_PER_NODE@
+common=@COMMON@
+[ -r "$common" ] || { echo "sextant job: $common is not readable on this node" >&2; exit 1; }
+# shellcheck disable=SC1090
+source "$common"
+sextant_job_init jobscript
 suites=(@SUITES@)
 run_args=(@RUN_ARGS@)
-read -ra site_run_args <<<"$SEXTANT_RUN_ARGS"
-
-nodes=${SLURM_JOB_NUM_NODES:?not inside a Slurm job: submit this script with sbatch}
-ntasks=${SLURM_NTASKS:-$((nodes * @RANKS_PER_NODE@))}
-per_node=$((ntasks / nodes))
-cluster=${SEXTANT_CLUSTER:-${SLURM_CLUSTER_NAME:-$(hostname -s)}}
-outdir=${SEXTANT_RESULTS_ROOT:-${SLURM_SUBMIT_DIR:-$PWD}/results}/$cluster/$SLURM_JOB_ID
-mkdir -p "$outdir"
-command -v "$SEXTANT_BIN" >/dev/null || { echo "sextant job: SEXTANT_BIN '$SEXTANT_BIN' is not an executable" >&2; exit 1; }
-
-# The job's provenance beside its results (each results file also records the
-# SLURM_JOB* layout in /meta/environment).
-{
-  echo "job_id=$SLURM_JOB_ID"
-  echo "job_name=${SLURM_JOB_NAME:-}"
-  echo "cluster=$cluster"
-  echo "partition=${SLURM_JOB_PARTITION:-}"
-  echo "account=${SLURM_JOB_ACCOUNT:-}"
-  echo "node_list=${SLURM_JOB_NODELIST:-}"
-  echo "nodes=$nodes"
-  echo "ntasks=$ntasks"
-  echo "tasks_per_node=${SLURM_TASKS_PER_NODE:-}"
-  echo "cpus_per_node=${SLURM_JOB_CPUS_PER_NODE:-}"
-  echo "submit_dir=${SLURM_SUBMIT_DIR:-}"
-  echo "site_env=$site_env"
-  echo "launcher=$SEXTANT_LAUNCHER"
-  echo "sextant_bin=$SEXTANT_BIN"
-  echo "sextant_version=$("$SEXTANT_BIN" --version 2>&1 || true)"
-  echo "start_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-} >"$outdir/job.txt"
-scontrol show job -d "$SLURM_JOB_ID" >"$outdir/scontrol-job.txt" 2>&1 || true
-finish() {
-  local rc=$?
-  { echo "exit_status=$rc"; echo "end_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"; } >>"$outdir/job.txt"
-  echo "sextant job: exit status $rc; results in $outdir" >&2
-}
-trap finish EXIT
-
-# launch CMD...: CMD on every task of the allocation, through srun or mpiexec.
-launch() {
-  local extra
-  case $SEXTANT_LAUNCHER in
-    srun) read -ra extra <<<"$SEXTANT_SRUN_ARGS"
-          set -- srun "${extra[@]}" --nodes="$nodes" --ntasks="$ntasks" --ntasks-per-node="$per_node" "$@" ;;
-    mpiexec) read -ra extra <<<"$SEXTANT_MPIEXEC_ARGS"
-             set -- "$SEXTANT_MPIEXEC" -n "$ntasks" -ppn "$per_node" "${extra[@]}" "$@" ;;
-    *) echo "sextant job: SEXTANT_LAUNCHER '$SEXTANT_LAUNCHER': use srun or mpiexec" >&2; return 2 ;;
-  esac
-  echo "step=$*" >>"$outdir/job.txt"
-  echo "+ $*" >&2
-  "$@"
-}
 
 # Script arguments go to every `sextant run` too: sbatch THIS_SCRIPT --quick
 for suite in "${suites[@]}"; do
-  launch "$SEXTANT_BIN" run --suite "$suite" -o "$outdir/$suite.h5" "${site_run_args[@]}" "${run_args[@]}" "$@" \
-    2>&1 | tee "$outdir/$suite.log"
+  sextant_run_suite "$suite" "$nodes" "$per_node" "$outdir/$suite.h5" "${run_args[@]}" "$@"
 done
 for suite in "${suites[@]}"; do
-  "$SEXTANT_BIN" fit "$outdir/$suite.h5" -o "$outdir/$suite.model.h5"
+  sextant_fit "$outdir/$suite.h5" "$outdir/$suite.model.h5"
 done
 )BODY";
+
+// jobscripts/common.sh beside the installed binary (<prefix>/share/sextant/jobscripts),
+// else the source tree's, for a binary run from its build tree.
+std::string common_script() {
+  namespace fs = std::filesystem;
+  const fs::path exe = self_path();
+  for (const fs::path& candidate : {exe.parent_path().parent_path() / SEXTANT_DATADIR / "sextant/jobscripts/common.sh",
+                                    fs::path(SEXTANT_SOURCE_DIR) / "jobscripts/common.sh"}) {
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
+  }
+  throw Error("jobscript: jobscripts/common.sh is neither installed beside " + exe.string() +
+              " (" SEXTANT_DATADIR "/sextant/jobscripts) nor in the source tree " + SEXTANT_SOURCE_DIR);
+}
 
 void replace_all(std::string& text, const std::string& key, const std::string& value) {
   for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
@@ -248,6 +199,7 @@ std::string generate(JobscriptArgs a, const Context& ctx) {
 
   std::string text = body;
   replace_all(text, "@SITE_ENV@", site_env.empty() ? "" : shell_quote(site_env));
+  replace_all(text, "@COMMON@", shell_quote(common_script()));
   replace_all(text, "@BIN@", shell_quote(self_path()));
   replace_all(text, "@SUITES@", suite_words);
   replace_all(text, "@RUN_ARGS@", run_words);
