@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # GPU check of the kernel layer, run from a folder that holds this script and the
-# kernel_check binaries (tools/device/package.sh puts them in .device/):
+# kernel_check binaries (tools/device/build_cuda.sh puts them in .device/):
 #
 #   bash .device/run.sh        output in $OUT/kernel_check.txt (or .device/out/)
 #
 # kernel_check (CUDA build: Kokkos 3.4.01 for sm_90, cudart linked statically) validates
 # every registry kernel, every dtype it supports, at its test and quick shapes against
-# the serial references, and times the quick shapes. One process runs everything; if it
-# dies (a signal, a CUDA error that aborts), each kernel not finished is rerun in a
-# process of its own, so one bad kernel does not hide the others. Bounded to
-# SEXTANT_CHECK_SECONDS (default 200) in all.
+# the serial references, and times the quick shapes. The vendor_* kernels call cuBLAS
+# through Kokkos Kernels 3.4.01; libcublas.so.13 is linked shared, so it is taken from a
+# CUDA 13 toolkit's lib64 (or python3's nvidia wheels): LD_LIBRARY_PATH is set to the
+# first folder that has it, and both binaries' ldd printed first. One process runs
+# everything; if it dies (a signal, a CUDA error that aborts), each kernel not finished
+# is rerun in a process of its own, so one bad kernel does not hide the others. Bounded
+# to SEXTANT_CHECK_SECONDS (default 200) in all.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out=${OUT:-$here/out}
@@ -28,6 +31,30 @@ say "== host: $(uname -srm); $(ldd --version 2>&1 | head -n 1); $(nproc) CPUs"
 bin_dir=$(mktemp -d)
 trap 'rm -rf "$bin_dir"' EXIT
 cp "$here"/kernel_check "$here"/kernel_check_dyn "$bin_dir"/ && chmod +x "$bin_dir"/kernel_check*
+
+# cuBLAS 13 (shared): a CUDA toolkit's lib64 first, then python3's nvidia wheels.
+cublas_dir=""
+for d in /usr/local/cuda/lib64 /usr/local/cuda-13*/lib64 /usr/local/cuda*/lib64 \
+         /usr/local/cuda*/targets/*-linux/lib; do
+  if [ -e "$d/libcublas.so.13" ]; then cublas_dir=$d; break; fi
+done
+if [ -z "$cublas_dir" ] && command -v python3 >/dev/null; then
+  for sp in $(python3 -c 'import site; print(" ".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null); do
+    for d in "$sp"/nvidia/cublas/lib "$sp"/nvidia/cu13/lib; do
+      if [ -e "$d/libcublas.so.13" ]; then cublas_dir=$d; break 2; fi
+    done
+  done
+fi
+if [ -n "$cublas_dir" ]; then
+  export LD_LIBRARY_PATH=$cublas_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  say "== cuBLAS: $cublas_dir (LD_LIBRARY_PATH=$LD_LIBRARY_PATH)"
+else
+  say "== cuBLAS: no libcublas.so.13 in /usr/local/cuda*/lib64 nor python3's nvidia/cublas/lib"
+fi
+for b in kernel_check kernel_check_dyn; do
+  say "== ldd $b"
+  ldd "$bin_dir/$b" 2>&1 | tee -a "$log"
+done
 bin=$bin_dir/kernel_check  # libstdc++ and libgcc static: needs glibc >= 2.36
 if ! "$bin" --help >/dev/null 2>&1; then
   say "kernel_check does not start here: $("$bin" --help 2>&1 | head -n 2 | tr '\n' ' ')"
