@@ -3,6 +3,8 @@
 
     check_export.py SEXTANT RESULTS MODEL COMPUTE_MODEL
 
+(calculon: see its section below.)
+
 extrap (from RESULTS, a rank sweep):
 Structure: the schema of Extra-P's JSON input format (its file-format documentation,
 Extra-P 4.x): an object with "parameters" (a non-empty array of strings) and
@@ -146,6 +148,96 @@ for path, ranks in ((model, 16), (compute_model, 8)):
             errors.append(f"system.json: peak-perf {system.get('peak-perf')} TFLOP/s, the model's fp32 peak {peak}")
     print(f"astra-sim export of {path}: network {net if net is not None else '(PyYAML missing: not parsed)'}, "
           f"roofline {'on' if system.get('roofline-enabled') else 'off'}")
+
+# calculon (from a model file with comm and compute parts): the schema its System,
+# Processor, Memory and Network classes accept (the keys each asserts, efficiencies in
+# (0, 1], thresholds descending to 0, offsets given for collectives only), and the
+# numbers against the model file read with h5py: the fp32 peak, the last memory
+# level's bandwidth, the ping-pong's alpha and 1/beta, and each collective's Calculon
+# slope, scalar x (1 - 1/p) / bandwidth per byte of the whole vector, equal to the
+# model's large-message beta (a per-rank block being 1/p of the vector).
+def curve(name, pairs):
+    ok = isinstance(pairs, list) and pairs and all(isinstance(x, list) and len(x) == 2 for x in pairs)
+    if not ok or not all(isinstance(t, number) and isinstance(e, number) and 0 < e <= 1 for t, e in pairs):
+        errors.append(f"calculon {name}: {pairs!r}")
+        return
+    thresholds = [t for t, _ in pairs]
+    if any(a <= b for a, b in zip(thresholds, thresholds[1:])) or thresholds[-1] != 0:
+        errors.append(f"calculon {name}: thresholds {thresholds} not descending to 0")
+
+
+with tempfile.NamedTemporaryFile(suffix=".json") as out:
+    p = subprocess.run([sextant, "export", compute_model, "--to", "calculon", "-o", out.name,
+                        "--memory-per-rank", "12G"], capture_output=True, text=True)
+    calc = json.load(open(out.name)) if p.returncode == 0 else None
+    if p.returncode != 0:
+        errors.append(f"calculon export: exit {p.returncode}: {p.stderr.strip()}")
+    bad = [subprocess.run([sextant, "export", compute_model, "--to", "calculon", "-o", out.name],
+                          capture_output=True, text=True),
+           subprocess.run([sextant, "export", model, "--to", "calculon", "-o", out.name, "--memory-per-rank", "1G"],
+                          capture_output=True, text=True)]
+    if bad[0].returncode != 2 or "--memory-per-rank" not in bad[0].stderr:
+        errors.append(f"calculon without --memory-per-rank: exit {bad[0].returncode}: {bad[0].stderr.strip()}")
+    if bad[1].returncode != 1 or "compute part" not in bad[1].stderr:
+        errors.append(f"calculon of a model without compute: exit {bad[1].returncode}: {bad[1].stderr.strip()}")
+if calc is not None:
+    if set(calc) != {"matrix", "vector", "mem1", "mem2", "processing_mode", "networks"}:
+        errors.append(f"calculon: keys {sorted(calc)}")
+    with h5py.File(compute_model, "r") as m:
+        peak = float(m["compute/ceilings"].attrs["peak_flops_float32"])
+        dram = float(m["compute/ceilings/bandwidth"][-1])
+        fits = {}
+        for bench in ("pingpong", "allreduce", "allgather", "reduce_scatter"):
+            dt = "byte" if bench == "pingpong" else "float32"
+            if f"comm/world/{bench}/{dt}" in m:
+                grp = m[f"comm/world/{bench}/{dt}"]
+                g = grp[max(grp, key=lambda k: int(k[1:]))]
+                fits[bench] = (int(g.attrs["ranks"]), float(g["alpha"][0]), float(g["beta"][-1]),
+                               g.attrs.get("size_unit", "vector"))
+    for unit in ("matrix", "vector"):
+        proc = calc.get(unit, {}).get("float32", {})
+        if not math.isclose(proc.get("tflops", 0), peak / 1e12, rel_tol=1e-9):
+            errors.append(f"calculon {unit}: tflops {proc.get('tflops')}, the model's fp32 peak {peak / 1e12}")
+        curve(unit, proc.get("gflops_efficiency"))
+    for mem in ("mem1", "mem2"):
+        if set(calc.get(mem, {})) != {"GiB", "GBps", "MB_efficiency"}:
+            errors.append(f"calculon {mem}: keys {sorted(calc.get(mem, {}))}")
+            continue
+        curve(mem, calc[mem]["MB_efficiency"])
+    if calc["mem1"].get("GiB") != 12 or not math.isclose(calc["mem1"].get("GBps", 0), dram / 1e9, rel_tol=1e-9):
+        errors.append(f"calculon mem1: {calc['mem1']}, expected 12 GiB at {dram / 1e9} GB/s")
+    if calc.get("processing_mode") not in ("roofline", "no_overlap"):
+        errors.append(f"calculon processing_mode {calc.get('processing_mode')!r}")
+    nets = calc.get("networks", [])
+    net_keys = {"bandwidth", "efficiency", "size", "latency", "ops", "must_be_filled", "processor_usage"}
+    if len(nets) != 1 or set(nets[0]) != net_keys:
+        errors.append(f"calculon networks: {nets!r}")
+    else:
+        n = nets[0]
+        ops = n["ops"]
+        if set(ops) != {"p2p", "reduce_scatter", "all_gather", "all_reduce"} or ops["p2p"][1] is not None or \
+                any(ops[k][1] is None or not ops[k][0] > 0 for k in ("reduce_scatter", "all_gather", "all_reduce")):
+            errors.append(f"calculon ops: {ops}")
+        if not (n["bandwidth"] > 0 and 0 < n["efficiency"] <= 1 and n["size"] >= 0 and 0 <= n["processor_usage"] < 1):
+            errors.append(f"calculon network: {n}")
+        _, alpha, beta, _ = fits["pingpong"]
+        if not (math.isclose(n["latency"], alpha, rel_tol=1e-9) and math.isclose(n["bandwidth"], 1 / beta / 1e9,
+                                                                                 rel_tol=1e-9)):
+            errors.append(f"calculon network: latency {n['latency']}, bandwidth {n['bandwidth']}; the ping-pong "
+                          f"says {alpha} s, {1 / beta / 1e9} GB/s")
+        for key, bench in (("all_reduce", "allreduce"), ("all_gather", "allgather"),
+                           ("reduce_scatter", "reduce_scatter")):
+            if bench not in fits:
+                continue
+            ranks, _, b, unit = fits[bench]
+            unit = unit.decode() if isinstance(unit, bytes) else unit
+            want = b / (ranks if unit == "per_rank_block" else 1)
+            scalar, offset = ops[key]
+            got = scalar * (1 + offset / ranks) / (n["bandwidth"] * n["efficiency"] * 1e9)
+            if not math.isclose(got, want, rel_tol=1e-9):
+                errors.append(f"calculon {key}: slope {got} s/B at p={ranks}, the model's beta per vector byte {want}")
+    print(f"calculon export of {compute_model}: matrix {calc['matrix']['float32']['tflops']:.4g} TFLOP/s, "
+          f"{len(nets)} network(s), ops {nets[0]['ops'] if nets else None}")
 
 for e in errors[:20]:
     print("FAIL:", e, file=sys.stderr)

@@ -8,12 +8,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/replace_file.hpp"
 #include "core/schema.hpp"
+#include "core/units.hpp"
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"
 #include "tools/sextant/cli.hpp"
@@ -29,6 +31,7 @@ using Files = std::vector<std::pair<std::string, std::string>>;
 
 struct ExportOptions {
   int ranks = 0, ranks_per_node = 0;  // astra-sim: the system to describe
+  double memory_per_rank = 0;         // calculon: mem1 capacity, bytes
 };
 
 // Extra-P's JSON input (the "parameters"/"measurements" form of its file-format
@@ -161,6 +164,109 @@ Files export_astra_sim(const std::string& model_path, const ExportOptions& o) {
   return {{"network.yml", network}, {"system.json", system.dump(4) + "\n"}};
 }
 
+// Calculon's system file (the schema of calculon's System, Processor, Memory and
+// Network classes: matrix, vector, mem1, mem2, processing_mode, networks), float32,
+// from a model file with comm and compute parts. Calculon costs an operation as
+// max(FLOPs / (tflops x efficiency(op GFLOP)), bytes / (GBps x efficiency(op MB))) and
+// a collective as latency + size x scalar x (1 + offset / p) / (bandwidth x
+// efficiency); each curve here is sextant's fitted model read at Calculon's points:
+//  - matrix: the fp32 peak ceiling; efficiency = FLOPs / (peak x the GEMM operator
+//    model's time) for square GEMMs of 10^3 .. 10^-4 GFLOP (the vendor path's model
+//    when the file has one), each the efficiency from that size up, the last from 0.
+//  - vector: the same peak; efficiency of the elementwise families' compute term with
+//    their fixed cost: 1 / (1 / e_compute + t0 x peak / FLOPs), at the same points.
+//  - mem1: capacity --memory-per-rank (sextant does not record it); GBps the last
+//    (largest) memory level's ceiling; efficiency from each level's smallest working
+//    set: e_memory of the elementwise families x that level's bandwidth / the last's,
+//    at most 1 (Calculon's efficiency cannot exceed 1: caches faster than memory are
+//    capped there).
+//  - mem2 (offload memory): sextant measures none; capacity 0, so Calculon offloads
+//    nothing (its bandwidth field repeats mem1's only because the format requires one).
+//  - networks: one per fitted level, the innermost first (intra, inter; else world):
+//    latency the ping-pong's alpha, bandwidth its 1/beta (GB/s, 10^9 B), efficiency 1
+//    (the bandwidth is the achieved one), size the largest rank count fitted there;
+//    each collective's scalar with offset -1 reproduces its fitted large-message
+//    slope at that rank count (a collective not fitted there: the ring's, said on
+//    stderr); processor_usage 0 (not measured: communication is not charged compute).
+Files export_calculon(const std::string& model_path, const ExportOptions& o) {
+  const auto comm = model::CommModel::read(model_path);
+  const auto compute = model::ComputeModel::read(model_path);
+  if (!compute || !compute->ceilings.peak_flops.count("float32") || compute->ceilings.memory.empty())
+    throw Error(model_path + ": calculon needs a compute part with a float32 peak and memory ceilings");
+  if (!(o.memory_per_rank > 0))
+    throw UsageError("--memory-per-rank SIZE: Calculon's mem1 capacity (sextant does not record it), e.g. 16G");
+  const auto& ceil = compute->ceilings;
+  const double peak = ceil.peak_for("float32");
+  const double dram = ceil.memory.back().bandwidth;
+  auto find_model = [&](std::initializer_list<const char*> names) -> const model::OperatorModel* {
+    for (const char* n : names)
+      if (const auto* m = compute->find(n, "float32")) return m;
+    return nullptr;
+  };
+  const auto* gemm = find_model({"vendor_gemm", "family:vendor_gemm", "gemm", "family:gemm"});
+  const auto* elementwise = find_model({"family:activation", "family:normalization", "bias_gelu_forward"});
+  if (!gemm || !elementwise)
+    throw Error(model_path + ": calculon needs float32 operator models of GEMM and of an elementwise family "
+                             "(fit the compute or train suite's results)");
+  Json matrix = Json::array(), vector = Json::array();
+  for (double gflop : {1e3, 1e2, 1e1, 1.0, 1e-1, 1e-2, 1e-3, 1e-4}) {
+    const double flops = gflop * 1e9, n = std::cbrt(flops / 2), bytes = 3 * n * n * 4;
+    const double t = gemm->predict(ceil, flops, bytes);
+    matrix.push_back({gflop, std::clamp(flops / (peak * t), 1e-6, 1.0)});
+    vector.push_back({gflop, std::clamp(1 / (1 / elementwise->e_compute + elementwise->t0 * peak / flops), 1e-6, 1.0)});
+  }
+  matrix.back()[0] = 0;
+  vector.back()[0] = 0;
+  Json memory = Json::array();
+  for (auto level = ceil.memory.rbegin(); level != ceil.memory.rend(); ++level)
+    memory.push_back({level->lo_bytes / 1e6, std::min(1.0, elementwise->e_memory * level->bandwidth / dram)});
+  memory.back()[0] = 0;
+  Json networks = Json::array();
+  std::vector<std::string> levels;
+  for (const char* level : {"intra", "inter"})
+    if (comm.link(level)) levels.push_back(level);
+  if (levels.empty()) levels.push_back("world");
+  for (const auto& level : levels) {
+    const model::CommFit* link = comm.link(level);
+    if (!link) throw Error(model_path + ": no pingpong fit at level " + level + " to describe its network with");
+    const double beta_pp = link->fit.segments.back().beta;
+    int size = 2;
+    for (const auto& f : comm.fits)
+      if (f.level == level) size = std::max(size, f.ranks);
+    Json ops{{"p2p", {1.0, nullptr}}};
+    for (const auto& [key, benchmark, ring] : {std::tuple{"all_reduce", "allreduce", 2.0},
+                                               std::tuple{"reduce_scatter", "reduce_scatter", 1.0},
+                                               std::tuple{"all_gather", "allgather", 1.0}}) {
+      const model::CommFit* best = nullptr;
+      for (const auto& f : comm.fits)
+        if (f.benchmark == benchmark && f.level == level && f.dtype == "float32" && (!best || f.ranks > best->ranks))
+          best = &f;
+      double scalar = ring;
+      if (best) {
+        const double p = best->ranks;
+        // Calculon's size is the whole vector; a per-rank block is 1/p of it.
+        const double per_total_byte = best->fit.segments.back().beta / (best->size_unit == "per_rank_block" ? p : 1.0);
+        scalar = per_total_byte / beta_pp / (1 - 1 / p);
+      } else {
+        std::cerr << "sextant export: no float32 " << benchmark << " fit at level " << level << ": the ring's scalar "
+                  << ring << " written\n";
+      }
+      ops[key] = {scalar, -1};
+    }
+    networks.push_back({{"bandwidth", 1 / beta_pp / 1e9}, {"efficiency", 1.0}, {"size", size},
+                        {"latency", link->fit.segments.front().alpha}, {"ops", ops}, {"must_be_filled", false},
+                        {"processor_usage", 0.0}});
+  }
+  const double gib = o.memory_per_rank / double(1ull << 30);
+  Json system{{"matrix", {{"float32", {{"tflops", peak / 1e12}, {"gflops_efficiency", matrix}}}}},
+              {"vector", {{"float32", {{"tflops", peak / 1e12}, {"gflops_efficiency", vector}}}}},
+              {"mem1", {{"GiB", gib}, {"GBps", dram / 1e9}, {"MB_efficiency", memory}}},
+              {"mem2", {{"GiB", 0}, {"GBps", dram / 1e9}, {"MB_efficiency", Json::array({Json::array({0, 1.0})})}}},
+              {"processing_mode", "roofline"},
+              {"networks", networks}};
+  return {{"", system.dump(2) + "\n"}};
+}
+
 struct Format {
   const char* name;
   const char* reads;   // "results" or "model"
@@ -171,13 +277,14 @@ struct Format {
 const Format formats[] = {
     {"extrap", "results", "Extra-P JSON input: parameters p and n, every repetition of every benchmark", export_extrap},
     {"astra-sim", "model", "a directory with ASTRA-sim 2.0's analytical network.yml and system.json", export_astra_sim},
+    {"calculon", "model", "a Calculon system file (JSON), float32, with --memory-per-rank", export_calculon},
 };
 
 }  // namespace
 
 void register_export(CLI::App& app, Context&) {
   struct Args {
-    std::string input, to, output;
+    std::string input, to, output, memory_text;
     ExportOptions options;
   };
   auto a = std::make_shared<Args>();
@@ -193,7 +300,12 @@ void register_export(CLI::App& app, Context&) {
   cmd->add_option("--ranks-per-node", a->options.ranks_per_node,
                   "astra-sim: a second dimension, nodes of this many NPUs (needs intra and inter fits)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--memory-per-rank", a->memory_text, "calculon: memory of one rank, e.g. 16G (mem1 capacity)");
   cmd->callback([a] {
+    if (!a->memory_text.empty()) {
+      a->options.memory_per_rank = static_cast<double>(parse_bytes(a->memory_text));
+      if (!(a->options.memory_per_rank > 0)) throw UsageError("--memory-per-rank '" + a->memory_text + "': must be > 0");
+    }
     const Format* format = nullptr;
     for (const auto& f : formats)
       if (a->to == f.name) format = &f;
