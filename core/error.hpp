@@ -18,4 +18,10 @@ class UsageError : public Error {
   using Error::Error;
 };
 
+// An error every MPI rank raised alike and one rank already reported: the others end
+// with its exit status and say nothing (one message per error, not one per rank).
+struct ReportedElsewhere {
+  int exit_code;
+};
+
 }  // namespace sextant

@@ -61,6 +61,10 @@ contains "$err" "12Q"
 # Buffers that cannot fit are refused before anything runs (not left to the OOM killer).
 expect_rc 2 "$sextant" run --suite comm -m 1024G:1024G --collectives allreduce -o "$work/huge.h5"
 contains "$err" "the largest size needs 4 TiB of buffers per rank (allreduce float32 at 1 TiB)"
+[ ! -e "$work/huge.h5" ] || fail "a usage error left the results file it made before measuring"
+# Raised alike on every rank: said once, by rank 0.
+expect_rc 2 mpiexec.mpich -n 2 "$sextant" run --suite comm --collectives nosuch -o "$work/two.h5"
+[ "$(grep -c "unknown benchmark 'nosuch'" <<<"$err")" = 1 ] || fail "the usage error was not said exactly once: $err"
 expect_rc 2 "$sextant" run --suite comm --collectives allreduce,nosuch
 contains "$err" "nosuch"
 expect_rc 2 "$sextant" run --suite comm --dtypes float16
@@ -68,7 +72,7 @@ contains "$err" "float16"
 expect_rc 2 "$sextant" run --suite comm --sync sometimes
 contains "$err" "sometimes"
 expect_rc 2 "$sextant" export "$model" --to nosuch -o "$work/x.json"
-contains "$err" "--to 'nosuch': unknown format (known: extrap, astra-sim)"
+contains "$err" "--to 'nosuch': unknown format (known: extrap, astra-sim, calculon)"
 expect_rc 1 "$sextant" export "$work/nosuch.h5" --to extrap -o "$work/x.json"
 contains "$err" "nosuch.h5"
 [ ! -e "$work/x.json" ] || fail "a failed export left a file"

@@ -341,10 +341,23 @@ void register_run(CLI::App& app, Context& ctx) {
         std::cerr << "sextant: writing " << path << "\n";
       }
       comm::Outcome outcome;
-      if (args->suite == "comm") outcome = comm::run_comm_suite(rt, comm_opts, results.get(), json.get());
-      if (args->suite == "compute")
-        outcome.wrong = compute::run_compute_suite(rt, compute_opts, results.get(), json.get());
-      if (args->suite == "train") outcome = run_train_suite(rt, *args, comm_opts, compute_opts, path, results, json.get());
+      try {
+        if (args->suite == "comm") outcome = comm::run_comm_suite(rt, comm_opts, results.get(), json.get());
+        if (args->suite == "compute")
+          outcome.wrong = compute::run_compute_suite(rt, compute_opts, results.get(), json.get());
+        if (args->suite == "train")
+          outcome = run_train_suite(rt, *args, comm_opts, compute_opts, path, results, json.get());
+      } catch (const UsageError&) {
+        // Raised before anything is measured: the files just made hold nothing.
+        if (rt.is_root()) {
+          results.reset();
+          json.reset();
+          std::error_code ec;
+          std::filesystem::remove(path, ec);
+          if (!args->json.empty()) std::filesystem::remove(args->json, ec);
+        }
+        throw;
+      }
       // Wrong values and missing sizes are recorded results: the run did finish.
       if (results) results->mark_complete();
       if (json) json->mark_complete();
@@ -361,7 +374,8 @@ void register_run(CLI::App& app, Context& ctx) {
         ctx.exit_code = 1;
       }
     } catch (const UsageError&) {
-      throw;  // raised identically on every rank before any measurement
+      if (!rt.is_root()) throw ReportedElsewhere{2};  // raised alike on every rank: rank 0 says it
+      throw;
     } catch (const std::exception& e) {
       if (rt.size() > 1) {
         std::cerr << "sextant: rank " << rt.rank() << ": " << e.what() << "\n";

@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::cerr << "sextant: " << e.what() << "\n";
     return 2;
+  } catch (const ReportedElsewhere& r) {
+    return r.exit_code;
   } catch (const std::exception& e) {
     std::cerr << "sextant: " << e.what() << "\n";
     return 1;
