@@ -633,7 +633,7 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
     std::fprintf(stderr,
                  "sextant: WARNING: %d ranks on a node with %d usable CPUs: oversubscribed, timings are not "
                  "meaningful (waits yield the core; results are marked)\n",
-                 rt.ranks_on_node(), rt.machine().usable_cpus);
+                 rt.ranks_on_node(), rt.node_cpus());
 
   std::vector<const Benchmark*> selected;
   if (o.benchmarks.empty())

@@ -2,6 +2,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <dlfcn.h>
+#include <sched.h>
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
 #elif defined(KOKKOS_ENABLE_HIP)
@@ -254,11 +255,23 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   SEXTANT_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_));
   ranks_on_node_ = comm_size(node_);
   machine_ = read_machine_info();
+  // The CPUs this node's ranks may run on: the union of their affinity masks. A launcher
+  // that binds each rank to its own core (mpiexec -bind-to core, srun --cpu-bind) leaves
+  // every rank one CPU of its own, not a node of one CPU.
+  cpu_set_t mine, node_set;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0)
+    for (int c = 0; c < machine_.logical_cpus && c < CPU_SETSIZE; ++c) CPU_SET(c, &mine);
+  SEXTANT_MPI_CHECK(MPI_Allreduce(&mine, &node_set, sizeof mine, MPI_BYTE, MPI_BOR, node_));
+  node_cpus_ = CPU_COUNT(&node_set);
 
   // Threads per rank: OMP_NUM_THREADS when set, else the node's CPUs shared among its
-  // ranks, so that ranks x threads never oversubscribes the node by default.
+  // ranks (at most the rank's own), so that ranks x threads never oversubscribes the
+  // node by default.
   const char* omp = std::getenv("OMP_NUM_THREADS");
-  threads_ = omp && std::atoi(omp) > 0 ? std::atoi(omp) : std::max(1, machine_.usable_cpus / ranks_on_node_);
+  threads_ = omp && std::atoi(omp) > 0
+                 ? std::atoi(omp)
+                 : std::max(1, std::min(machine_.usable_cpus, node_cpus_ / ranks_on_node_));
   // Kokkos sees no sextant options, only the thread count.
 #if KOKKOS_VERSION >= 40000
   std::string threads_arg = "--kokkos-num-threads=" + std::to_string(threads_);
@@ -277,7 +290,9 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   int node_leader = comm_rank(node_) == 0 ? 1 : 0;
   SEXTANT_MPI_CHECK(MPI_Allreduce(&node_leader, &nodes_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
 
-  int local_over = ranks_on_node_ * threads_ > machine_.usable_cpus ? 1 : 0, any_over = 0;
+  // Oversubscribed: more threads on the node than its ranks' CPUs, or more threads in
+  // one rank than its own mask allows.
+  int local_over = ranks_on_node_ * threads_ > node_cpus_ || threads_ > machine_.usable_cpus ? 1 : 0, any_over = 0;
   SEXTANT_MPI_CHECK(MPI_Allreduce(&local_over, &any_over, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
   oversubscribed_ = any_over != 0;
 
@@ -287,7 +302,7 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   auto& f = provenance_.fields;
   f["host"] = machine_.hostname;
   f["cpu_model"] = machine_.cpu_model;
-  f["cores"] = std::to_string(machine_.usable_cpus);
+  f["cores"] = std::to_string(node_cpus_);
   f["mpi_library"] = lib.name;
   f["mpi_version"] = lib.version;
   f["mpi_device"] = lib.device;

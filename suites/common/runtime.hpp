@@ -26,20 +26,21 @@ class Runtime {
   int ranks_on_node() const { return ranks_on_node_; }
   int nodes() const { return nodes_; }
   int threads_per_rank() const { return threads_; }
+  int node_cpus() const { return node_cpus_; }  // the union of this node's ranks' CPU masks
   int device() const { return device_; }  // the device this rank drives; -1 on host backends
   int argc() const { return argc_; }
   char** argv() const { return argv_; }
   const MachineInfo& machine() const { return machine_; }
 
-  // More ranks on this node than usable CPUs: timings are not meaningful, and
-  // waits must yield the core (see suites/common/mpi.hpp).
-  bool oversubscribed() const { return oversubscribed_; }  // ranks x threads > CPUs counts too
+  // More threads on a node than its ranks' CPUs (or in a rank than its own mask):
+  // timings are not meaningful, and waits must yield the core (suites/common/mpi.hpp).
+  bool oversubscribed() const { return oversubscribed_; }
 
   // Gathered from all ranks: valid on every rank.
   const Provenance& provenance() const { return provenance_; }
 
  private:
-  int rank_ = 0, size_ = 1, ranks_on_node_ = 1, nodes_ = 1, threads_ = 1, device_ = -1;
+  int rank_ = 0, size_ = 1, ranks_on_node_ = 1, nodes_ = 1, threads_ = 1, device_ = -1, node_cpus_ = 1;
   int argc_ = 0;
   char** argv_ = nullptr;
   MPI_Comm node_ = MPI_COMM_NULL;

@@ -51,8 +51,8 @@ int run(int argc, char** argv) {
     else if (a.wait.empty()) a.run.wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
     else throw UsageError("--wait '" + a.wait + "': use blocking or yield");
     if (rt.is_root() && rt.oversubscribed())
-      std::fprintf(stderr, "sextant: %d ranks on %d usable CPUs: timings are not meaningful\n", rt.size(),
-                   rt.machine().usable_cpus);
+      std::fprintf(stderr, "sextant: %d ranks on a node with %d usable CPUs: timings are not meaningful\n", rt.ranks_on_node(),
+                   rt.node_cpus());
 
     const auto r = train::run_training(a.config, a.run, rt.world());
     if (rt.is_root()) {

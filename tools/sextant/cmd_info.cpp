@@ -25,7 +25,8 @@ void register_info(CLI::App& app, Context& ctx) {
     };
     row("hostname", m.hostname);
     row("cpu_model", m.cpu_model);
-    row("cores", std::to_string(m.usable_cpus) + " usable of " + std::to_string(m.logical_cpus) + " online");
+    row("cores", std::to_string(rt.node_cpus()) + " usable by this node's ranks (" + std::to_string(m.usable_cpus) +
+                     " by rank 0) of " + std::to_string(m.logical_cpus) + " online");
     for (const auto& c : m.caches)
       row("cache_L" + std::to_string(c.level) + (c.type == "Data" ? "d" : c.type == "Instruction" ? "i" : ""),
           format_bytes(static_cast<double>(c.bytes)) + " (shared by " + std::to_string(c.shared_by_cpus) + " cpus)");
