@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -205,6 +206,55 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     std::fflush(stdout);
   }
   return rows;
+}
+
+std::optional<double> check_operator_drift(Runtime& rt, compute::MeasureOptions cases, const std::string& model_path,
+                                           ResultsFile* results, JsonResults* json) {
+  cases.validate = false;  // validated before the sweep; this is about time only
+  cases.progress = nullptr;
+  // The step's operators only (not the ceilings' kernels, which no step runs).
+  std::set<std::string> operators;
+  for (const auto& c : cases.cases) operators.insert(c.kernel);
+  cases.kernels.assign(operators.begin(), operators.end());
+  const WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
+  barrier(MPI_COMM_WORLD, wait);
+  const auto again = compute::measure_kernels(cases);
+  barrier(MPI_COMM_WORLD, wait);
+  double out[2] = {0, 0};  // time-weighted ratio, median ratio; 0: none compared
+  std::size_t compared = 0;
+  if (rt.is_root()) {
+    const auto model = model::ComputeModel::read(model_path);
+    if (!model) throw Error(model_path + ": no compute part: nothing to compare the operators with");
+    double before = 0, after = 0;
+    std::vector<double> ratios;
+    for (const auto& m : again) {
+      const auto e = model->predict(m.name, m.dtype, 0, 0, "", m.shape);
+      if (e.model != "measured" || !(e.seconds > 0) || !(m.summary.median > 0)) continue;
+      before += e.seconds;
+      after += m.summary.median;
+      ratios.push_back(m.summary.median / e.seconds);
+    }
+    compared = ratios.size();
+    if (compared > 0) {
+      out[0] = after / before;
+      out[1] = stats::median(ratios);
+      std::printf("operator drift: %zu kernel cases measured again after the sweep take %.2fx their time in the "
+                  "model (time-weighted; median case %.2fx)\n",
+                  compared, out[0], out[1]);
+      std::fflush(stdout);
+      if (results) {
+        h5::Group g = results->group("train");
+        g.set_attr("operator_drift", out[0]);
+        g.set_attr("operator_drift_median", out[1]);
+        g.set_attr("operator_drift_cases", static_cast<std::int64_t>(compared));
+        results->flush();
+      }
+      if (json) json->set("operator_drift", {{"time_weighted", out[0]}, {"median", out[1]}, {"cases", compared}});
+    }
+  }
+  SEXTANT_MPI_CHECK(MPI_Bcast(out, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+  if (!(out[0] > 0)) return std::nullopt;
+  return out[0];
 }
 
 std::string summary_line(const std::vector<SweepRow>& rows) {

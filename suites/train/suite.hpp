@@ -2,10 +2,12 @@
 // `sextant run --suite train`: a sweep of training configurations on this run's
 // ranks, each predicted from the model file fitted earlier in the same run and then
 // measured, with the error per configuration and a summary.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/train_plan.hpp"
+#include "suites/compute/measure.hpp"
 #include "suites/train/proxy.hpp"
 
 namespace sextant {
@@ -48,6 +50,17 @@ struct SweepRow {
 // Collective over MPI_COMM_WORLD; rank 0 predicts, prints and records. Returns the rows (rank 0).
 std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>& sweep, const SweepOptions& options,
                                       ResultsFile* results, JsonResults* json = nullptr);
+
+// The operators of the sweep measured again after it (the same cases and stop rule as
+// before it, every rank at once), against the model's measurements of the same cases:
+// the time-weighted ratio, and the median case's. A machine whose speed changed
+// during the run (a co-tenant on the same cores, a frequency change) shows here,
+// independently of any prediction: a step timed at another speed than its operators
+// is no test of the model. Rank 0 prints it and records /train's operator_drift and
+// operator_drift_median attributes (and JSON "operator_drift"); returns the ratio
+// (every rank), or nothing when no case of the model was measured again.
+std::optional<double> check_operator_drift(Runtime& rt, compute::MeasureOptions cases, const std::string& model_path,
+                                           ResultsFile* results, JsonResults* json = nullptr);
 
 // The 'median |error| X%  max |error| Y%' line.
 std::string summary_line(const std::vector<SweepRow>& rows);

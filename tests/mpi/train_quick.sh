@@ -32,6 +32,12 @@ for name, r in rows.items():
     assert [r["prediction"]["breakdown_seconds"][n.decode() if isinstance(n, bytes) else n]
             for n in g["predicted_breakdown_names"][()]] == list(g["predicted_breakdown"][()]), name
 assert len(doc["comm"]) > 0 and len(doc["compute"]["kernels"]) > 0
+# The operators measured again after the sweep: a ratio to the model's times, the same
+# in both files (a timing, so only its sanity is checked: a machine 5x slower or faster
+# at the end than at the start is not one this test can judge either).
+drift = train.attrs["operator_drift"]
+assert doc["operator_drift"]["time_weighted"] == drift and train.attrs["operator_drift_cases"] > 0
+assert 0.2 < drift < 5, drift
 BREAKDOWN = ["forward compute", "backward compute", "tp communication", "pp communication", "pipeline bubble",
              "dp communication (exposed)", "optimizer"]
 SHAPE = ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "global_batch", "dtype")

@@ -3,6 +3,7 @@
 
     check_train.py LABEL=RESULTS.h5 [LABEL=RESULTS.h5 ...] [--min-configs N]
                    [--median PCT] [--max PCT] [--goal-median PCT] [--goal-max PCT]
+    check_train.py --drift RESULTS.h5 [--drift-tolerance FRACTION]
 
 The errors are computed here, from the stored per-step times (their median) and the
 stored prediction, not taken from the file's own `error` attributes; a file whose
@@ -13,7 +14,13 @@ Prints one row per configuration (network, step time measured and predicted, err
 the share of the step spent communicating or waiting for a neighbour) and the
 summary over all of them; exits 1 when there are fewer configurations than asked,
 any ran oversubscribed, a loss did not fall, or the median or max |error| is over
-its limit. The goals (--goal-median, --goal-max) are reported (met / not met), not
+its limit.
+
+--drift prints a run's operator drift (its kernels measured again after the sweep,
+over the model's time for them: `sextant run --suite train` records it) and exits 0
+when it is within the tolerance of 1, 3 when not, 1 when the file has none. A run
+whose machine changed speed between its operators' measurement and its steps is no
+test of the model: the sweep script measures such a network again. The goals (--goal-median, --goal-max) are reported (met / not met), not
 enforced: on a shared 2-core VM the median moved between 4.7% and 10.5% and the max
 between 15% and 27% over eight runs of the same code (across the namespaces the delay
 line shares its CPU with a rank, and under the training load it releases packets up to
@@ -59,7 +66,28 @@ def rows_of(label, path):
             }
 
 
+def drift_of(path):
+    with h5py.File(path, "r") as f:
+        if "train" not in f or "operator_drift" not in f["train"].attrs:
+            return None
+        return float(f["train"].attrs["operator_drift"])
+
+
 def main():
+    if "--drift" in sys.argv[1:]:
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--drift", required=True, metavar="RESULTS.h5")
+        ap.add_argument("--drift-tolerance", type=float, default=0.10)
+        args = ap.parse_args()
+        drift = drift_of(args.drift)
+        if drift is None:
+            print(f"{args.drift}: no operator drift recorded")
+            return 1
+        steady = abs(drift - 1) <= args.drift_tolerance
+        print(f"{args.drift}: operator drift {drift:.3f}x ({'within' if steady else 'outside'} "
+              f"{100 * args.drift_tolerance:g}% of 1)")
+        return 0 if steady else 3
+
     ap = argparse.ArgumentParser()
     ap.add_argument("runs", nargs="+", help="LABEL=RESULTS.h5")
     ap.add_argument("--min-configs", type=int, default=1)
@@ -74,6 +102,9 @@ def main():
         if not label:
             ap.error(f"'{run}': expected LABEL=RESULTS.h5")
         rows.extend(rows_of(label, path))
+        drift = drift_of(path)
+        print(f"{label}: operator drift {'not recorded' if drift is None else f'{drift:.3f}x'} "
+              "(the kernels measured again after the sweep, over their time in the model)")
 
     print(f"{'network':<26} {'configuration':<18} {'measured(ms)':>12} {'predicted(ms)':>13} {'error':>8} "
           f"{'op-models':>9} {'comm+wait':>9}")

@@ -9,6 +9,14 @@
 # judges all configurations together: median |error| <= 12.5%, max <= 35%, and says
 # whether the goals, median <= 10% and max <= 25%, were met (eight runs of the same
 # code: median 4.7-10.5%, max 15-27%; see check_train.py).
+#
+# This machine is shared: for tens of seconds at a time it runs at up to ~1.5x its usual
+# time per operator (one vCPU or both; no steal time is recorded). A run whose
+# operators were measured in one state and its steps in another tests nothing, so
+# each run measures its kernels again after the sweep (its "operator drift", 0.98-1.01x
+# on a quiet machine) and a network whose drift is more than 10% off 1 is measured
+# again, up to 3 times in all; the run with the drift nearest 1 is judged, whatever
+# its errors (the limits are not touched).
 # Files: OUTDIR/train_shm.h5, OUTDIR/train_net.h5 (and their .model.h5, .out).
 set -euo pipefail
 [ $# -eq 5 ] || { echo "usage: $0 SEXTANT PYTHON OUTDIR DELAY_US RATE" >&2; exit 2; }
@@ -25,12 +33,32 @@ timed() {  # LABEL COMMAND...: run, keep the output, say how long it took
   sed -n '/^# training proxy/,$p' "$out/train_$label.out"
   echo "train sweep, $label: $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"
 }
+steady() {  # LABEL COMMAND... (ending in -o): run until the operator drift is within 10%
+  local label=$1; shift
+  local try best="" best_off=""
+  for try in 1 2 3; do
+    rm -f "$out/train_$label".{h5,model.h5}
+    timed "$label" "$@" "$out/train_$label.h5"
+    local line off rc
+    line=$("$python" "$here/check_train.py" --drift "$out/train_$label.h5" --drift-tolerance 0.10) && rc=0 || rc=$?
+    echo "train sweep, $label, try $try: $line"
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || { echo "FAIL: train sweep, $label: no operator drift recorded" >&2; exit 1; }
+    off=$(sed -n 's/.*operator drift \([0-9.]*\)x.*/\1/p' <<<"$line" | awk '{ d = $1 - 1; print d < 0 ? -d : d }')
+    if [ -z "$best" ] || awk -v a="$off" -v b="$best_off" 'BEGIN { exit !(a < b) }'; then
+      best=$try best_off=$off
+      for f in h5 model.h5 out; do cp "$out/train_$label.$f" "$out/train_$label.best.$f"; done
+    fi
+    [ "$rc" -eq 0 ] && break
+  done
+  for f in h5 model.h5 out; do mv "$out/train_$label.best.$f" "$out/train_$label.$f"; done
+  echo "train sweep, $label: judging try $best"
+}
 # Shared memory: 2 ranks on this machine's 2 CPUs, one thread each (the default).
-timed shm timeout 280 mpiexec.mpich -n 2 "$sextant" run --suite train --quick -o "$out/train_shm.h5"
+steady shm timeout 280 mpiexec.mpich -n 2 "$sextant" run --suite train --quick -o
 # The namespace network: one rank per host, each pinned to its own CPU by the cluster
 # (so one thread per rank).
-timed net "$cluster" mpiexec --timeout 400 "$sextant" run --suite train --quick -o "$out/train_net.h5"
-"$cluster" stats || true  # how late the delay lines released packets during the run
+steady net "$cluster" mpiexec --timeout 400 "$sextant" run --suite train --quick -o
+"$cluster" stats || true  # how late the delay lines released packets during the runs
 
 "$python" "$here/check_train.py" "shared memory=$out/train_shm.h5" \
   "namespaces ${delay_us}us ${rate}=$out/train_net.h5" --min-configs 12 --median 12.5 --max 35 \

@@ -257,6 +257,9 @@ comm::Outcome run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_
     so.min_seconds = 0;
   }
   train::run_train_sweep(rt, sweep, so, results.get(), json);
+  // Was the machine as fast at the end as when its operators were measured? (Timings
+  // of an oversubscribed run mean nothing either way.)
+  if (!rt.oversubscribed()) train::check_operator_drift(rt, compute_opts.kernels, model_path, results.get(), json);
   return outcome;
 }
 
