@@ -21,11 +21,15 @@ namespace sextant::train {
 struct SweepEntry {
   std::string name;  // "dp2.small"
   model::TrainConfig config;
+  double lr = 1e-2;  // AdamW's learning rate: the large size diverges at 1e-2 within 10 steps
 };
 
-// Strategies for `ranks` ranks ({DP, TP, PP-GPipe, PP-1F1B} and, at 4, hybrids) x
-// {small, medium} models; quick = fewer steps, not fewer configurations.
-std::vector<SweepEntry> default_sweep(int ranks);
+// The proxy's model sizes, smallest first: small, medium, large.
+const std::vector<std::string>& model_sizes();
+
+// Strategies for `ranks` ranks ({DP, TP, PP-GPipe, PP-1F1B} and, at 4, hybrids) x the
+// model sizes asked for (an unknown one: UsageError), named "<strategy><ranks>.<size>".
+std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>& sizes);
 
 struct SweepOptions {
   int steps = 10, warmup = 3;

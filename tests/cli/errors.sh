@@ -89,6 +89,9 @@ expect_rc 2 "$sextant" run --suite compute --ranks 2:4
 contains "$err" "for --suite comm"
 expect_rc 2 "$sextant" run --suite nosuch
 contains "$err" "nosuch"
+expect_rc 2 "$sextant" run --suite train --model-sizes small,huge -o "$work/t.h5"
+contains "$err" "model size 'huge'"
+[ ! -e "$work/t.h5" ] || fail "a usage error left a results file behind"
 # Counts out of range, including the values that mean "not given" by default.
 expect_rc 2 "$sextant" run --suite comm -i 0
 contains "$err" "iterations"

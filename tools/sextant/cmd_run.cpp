@@ -39,6 +39,7 @@ struct RunArgs {
   std::string ranks;  // comm: the rank sweep, A:B or a list
   bool dtypes_given = false, sizes_given = false;
   std::string kernels, families, configs;  // compute, train
+  std::string model_sizes;                 // train
   std::string dense;                       // train: portable | vendor (default: the proxy's)
   bool full_shapes = false;                // compute
   int steps = 0;                           // train
@@ -183,7 +184,11 @@ compute::SuiteOptions compute_options(const RunArgs& a) {
 comm::Outcome run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts,
                               compute::SuiteOptions compute_opts, const std::string& path,
                               std::unique_ptr<ResultsFile>& results, JsonResults* json) {
-  auto sweep = train::default_sweep(rt.size());
+  // The large size takes ~0.4 s a step on one core: the full sweep has it, --quick not.
+  std::vector<std::string> sizes = {"small", "medium"};
+  if (!a.model_sizes.empty()) sizes = split_list(a.model_sizes);
+  else if (!a.quick) sizes = train::model_sizes();
+  auto sweep = train::default_sweep(rt.size(), sizes);
   if (!a.configs.empty()) {
     auto wanted = split_list(a.configs);
     std::erase_if(sweep, [&](const train::SweepEntry& e) {
@@ -291,6 +296,8 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_flag("--full-shapes", args->full_shapes, "compute: the larger shape set of every kernel");
   cmd->add_option("--families", args->families, "compute: kernel families (default all)");
   cmd->add_option("--configs", args->configs, "train: configurations of the sweep to run (default all)");
+  cmd->add_option("--model-sizes", args->model_sizes,
+                  "train: the proxy's model sizes, of small,medium,large (default all; --quick small,medium)");
   cmd->add_option("--dense", args->dense,
                   "train: GEMMs by portable (sextant's Kokkos kernels) or vendor (BLAS via Kokkos Kernels; the "
                   "default where built)");
