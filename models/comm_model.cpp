@@ -1,4 +1,5 @@
 #include "models/comm_model.hpp"
+#include "models/model_file.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +9,6 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "core/replace_file.hpp"
 #include "core/h5.hpp"
 #include "core/units.hpp"
 
@@ -337,26 +337,6 @@ void CommModel::write_into(h5::Group& root) const {
 
 void CommModel::write(const std::string& model_path, const Provenance& fit_provenance) const {
   write_model_file(model_path, fit_provenance, source, source_file, [&](h5::Group& root) { write_into(root); });
-}
-
-void write_model_file(const std::string& model_path, const Provenance& fit_provenance, const Provenance& source,
-                      const std::string& source_file, const std::function<void(h5::Group&)>& write_parts) {
-  FileReplacement replacement(model_path);
-  try {
-    h5::File file(replacement.path(), h5::File::Mode::create_truncate);
-    write_meta(file, model_schema, fit_provenance);
-    h5::Group src = file.create_group("source");
-    src.set_attr("file", source_file);
-    for (const auto& [k, v] : source.fields) src.set_attr(k, v);
-    src.set_attr("ranks", static_cast<std::int64_t>(source.ranks));
-    h5::Group env = src.create_group("environment");
-    for (const auto& [k, v] : source.environment) env.set_attr(k, v);
-    write_parts(file);
-    file.close();
-  } catch (const Error& e) {  // the message names the temporary; the user named the model
-    throw Error(model_path + ": not written: " + e.what());
-  }
-  replacement.commit();
 }
 
 const CommFit* CommModel::find(const std::string& benchmark, const std::string& level, const std::string& dtype,

@@ -2,7 +2,6 @@
 // Communication models: fitted from a results file, stored in a model file, and
 // queried for predictions. This is the C++ API other tools link (sextant::model).
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -106,7 +105,7 @@ class CommModel {
   // Reads the comm part of a model file (schema checked).
   static CommModel read(const std::string& model_path);
 
-  // Writes a model file holding only this part (see write_model_file).
+  // Writes a model file holding only this part (models/model_file.hpp).
   void write(const std::string& model_path, const Provenance& fit_provenance) const;
   // Writes /comm, /comm_loggp and /comm_algorithms under root.
   void write_into(h5::Group& root) const;
@@ -124,10 +123,5 @@ class CommModel {
   // The pingpong fit of a level that serves as the link of the algorithm view.
   const CommFit* link(const std::string& level) const;
 };
-
-// Writes a complete model file (/meta, /source, then the parts) to a temporary
-// name and renames it into place, so a reader never sees half a file.
-void write_model_file(const std::string& model_path, const Provenance& fit_provenance, const Provenance& source,
-                      const std::string& source_file, const std::function<void(h5::Group&)>& write_parts);
 
 }  // namespace sextant::model

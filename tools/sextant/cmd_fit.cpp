@@ -11,6 +11,7 @@
 #include "core/stats.hpp"
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"
+#include "models/model_file.hpp"
 #include "suites/common/runtime.hpp"
 #include "tools/sextant/cli.hpp"
 
@@ -221,14 +222,11 @@ void register_fit(CLI::App& app, Context& ctx) {
       std::cerr << "sextant: WARNING: " << *results << " is from an interrupted run; the model covers only what "
                 << "finished (listed above)\n";
     }
-    std::optional<model::CommModel> comm;
-    std::optional<model::ComputeModel> compute;
-    if (has_comm) {
-      comm = model::CommModel::fit_results(*results);
-      print_comm_fits(*comm);
-    }
-    if (has_compute) {
-      compute = model::ComputeModel::fit_results(*results);
+    const model::ModelFile model = model::fit_model_file(*results);
+    const auto& comm = model.comm;
+    const auto& compute = model.compute;
+    if (comm) print_comm_fits(*comm);
+    if (compute) {
       if (*strict && !compute->violations.empty()) {
         for (const auto& v : compute->violations) std::cerr << "sextant: ERROR: measured faster than a ceiling: " << v << "\n";
         throw Error(*results + ": " + std::to_string(compute->violations.size()) +
@@ -237,10 +235,7 @@ void register_fit(CLI::App& app, Context& ctx) {
       }
       print_compute_fits(*compute);
     }
-    model::write_model_file(out, local_provenance(ctx.argc, ctx.argv), source, *results, [&](h5::Group& root) {
-      if (comm) comm->write_into(root);
-      if (compute) compute->write_into(root);
-    });
+    model::write_model_file(out, local_provenance(ctx.argc, ctx.argv), model);
     std::cerr << "sextant: wrote " << out << "\n";
     if (!json->empty()) {
       Json doc{{"schema", "sextant.fit"}, {"schema_version", 1}, {"results_file", *results}, {"model_file", out}};

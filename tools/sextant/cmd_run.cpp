@@ -6,15 +6,12 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <set>
 #include <iostream>
 
 #include "core/units.hpp"
-#include "models/comm_model.hpp"
-#include "models/compute_model.hpp"
 #include "suites/comm/harness.hpp"
 #include "suites/compute/suite.hpp"
-#include "suites/train/suite.hpp"
+#include "suites/train/pipeline.hpp"
 #include "suites/common/json_results.hpp"
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
@@ -177,95 +174,15 @@ compute::SuiteOptions compute_options(const RunArgs& a) {
   return o;
 }
 
-// The train suite measures what its predictions need in the same run and with the
-// same ranks and threads per rank: the collectives and point-to-point traffic of the
-// strategies, the kernels of the plans; fits them; then predicts and measures each
-// configuration of the sweep.
-comm::Outcome run_train_suite(Runtime& rt, const RunArgs& a, comm::Options comm_opts,
-                              compute::SuiteOptions compute_opts, const std::string& path,
-                              std::unique_ptr<ResultsFile>& results, JsonResults* json) {
-  // The large size takes ~0.4 s a step on one core: the full sweep has it, --quick not.
-  std::vector<std::string> sizes = {"small", "medium"};
-  if (!a.model_sizes.empty()) sizes = split_list(a.model_sizes);
-  else if (!a.quick) sizes = train::model_sizes();
-  auto sweep = train::default_sweep(rt.size(), sizes);
-  if (!a.configs.empty()) {
-    auto wanted = split_list(a.configs);
-    std::erase_if(sweep, [&](const train::SweepEntry& e) {
-      return std::find(wanted.begin(), wanted.end(), e.name) == wanted.end();
-    });
-    if (sweep.empty()) throw UsageError("--configs '" + a.configs + "': no configuration of the sweep matches");
-  }
-  if (!a.dense.empty())
-    for (auto& e : sweep) e.config.dense = model::parse_dense_path(a.dense);
-  if (comm_opts.benchmarks.empty())
-    comm_opts.benchmarks = {"pingpong", "bandwidth", "allreduce", "reduce_scatter", "allgather", "reduce_local"};
-  if (!a.sizes_given) comm_opts.sizes = {4, 4 << 20};
-  comm_opts.dtypes = {comm::Dtype::float32};
-  // The proxy reduces its activations and gradients in place (MPI_IN_PLACE): time that
-  // form (on shared memory a 64 KiB in-place allreduce takes ~1.5x the out-of-place one).
-  comm_opts.time_in_place = true;
-  // The operators of a step find their operands evicted by the ops in between: each
-  // kernel is measured after streaming its stage's step working set through the caches
-  // (at most 4 x the last-level cache, or 32 MiB where a VM reports a host's huge L3).
-  const long long llc = rt.machine().last_level_cache_bytes();
-  compute_opts.kernels.flush_bytes = 4 * std::max<long long>(llc > (64LL << 20) ? 8LL << 20 : llc, 1LL << 20);
-  if (compute_opts.kernels.kernels.empty()) {
-    std::set<std::string> kernels{"peak_fma"};
-    for (const auto& e : sweep) {
-      const auto plan = model::plan_step(e.config);
-      for (int s = 0; s < int(plan.stages.size()); ++s) {
-        const auto& st = plan.stages[s];
-        const long long flush = std::min(compute_opts.kernels.flush_bytes,
-                                         static_cast<long long>(model::step_working_set_bytes(plan, s)));
-        for (const auto* phase : {&st.forward, &st.backward, &st.optimizer})
-          for (const auto& op : phase->compute)
-            if (std::string k = model::registry_kernel(op.kernel, op.shape); compute::is_kernel(k)) {
-              kernels.insert(k);
-              compute_opts.kernels.cases.push_back({k, op.shape, flush});
-            }
-      }
-    }
-    compute_opts.kernels.kernels.assign(kernels.begin(), kernels.end());
-  }
-  compute_opts.kernels.dtypes = {"float32"};
-  compute_opts.sweep.dtype = "float32";
-  comm::Outcome outcome = comm::run_comm_suite(rt, comm_opts, results.get(), json);
-  outcome.wrong += compute::run_compute_suite(rt, compute_opts, results.get(), json);
-
-  std::string model_path = path.substr(0, path.rfind(".h5")) + ".model.h5";
-  if (rt.is_root()) {
-    results.reset();  // closed, so the fit reads a complete file
-    // One rank (the single-rank baseline) communicates nothing: no comm part to fit.
-    model::CommModel comm;
-    if (rt.size() > 1) comm = model::CommModel::fit_results(path);
-    auto compute = model::ComputeModel::fit_results(path);
-    Provenance source = comm.source;
-    if (rt.size() == 1) source = rt.provenance();
-    model::write_model_file(model_path, local_provenance(rt.argc(), rt.argv()), source, path,
-                            [&](h5::Group& root) {
-                              if (!comm.fits.empty()) comm.write_into(root);
-                              compute.write_into(root);
-                            });
-    std::cerr << "sextant: fitted " << model_path << "\n";
-    for (const auto& r : compute.raised)
-      std::cerr << "sextant: WARNING: a kernel beat a measured ceiling, raised to its rate (flagged in the model): " << r
-                << "\n";
-    results = std::make_unique<ResultsFile>(path);
-  }
-  barrier(MPI_COMM_WORLD, rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
-  train::SweepOptions so;
-  so.model_path = model_path;
-  if (a.quick) so.steps = 8;
-  if (a.steps > 0) {  // exactly the steps asked for
-    so.steps = a.steps;
-    so.min_seconds = 0;
-  }
-  train::run_train_sweep(rt, sweep, so, results.get(), json);
-  // Was the machine as fast at the end as when its operators were measured? (Timings
-  // of an oversubscribed run mean nothing either way.)
-  if (!rt.oversubscribed()) train::check_operator_drift(rt, compute_opts.kernels, model_path, results.get(), json);
-  return outcome;
+train::PipelineOptions train_options(const RunArgs& a) {
+  train::PipelineOptions o;
+  o.model_sizes = split_list(a.model_sizes);
+  o.configs = split_list(a.configs);
+  o.dense = a.dense;
+  o.quick = a.quick;
+  o.steps = a.steps;
+  o.comm_sizes_given = a.sizes_given;
+  return o;
 }
 
 }  // namespace
@@ -356,7 +273,8 @@ void register_run(CLI::App& app, Context& ctx) {
         if (args->suite == "compute")
           outcome.wrong = compute::run_compute_suite(rt, compute_opts, results.get(), json.get());
         if (args->suite == "train")
-          outcome = run_train_suite(rt, *args, comm_opts, compute_opts, path, results, json.get());
+          outcome = train::run_train_pipeline(rt, train_options(*args), comm_opts, compute_opts, path, results,
+                                              json.get());
       } catch (const UsageError&) {
         // Raised before anything is measured: the files just made hold nothing.
         if (rt.is_root()) {

@@ -1,0 +1,42 @@
+#pragma once
+// The model file (schema sextant.model, docs/file-formats.md): every part fitted from
+// one results file, written together. A part is a member of ModelFile, fitted by
+// fit_model_file when the results hold its measurements and written by
+// write_model_file after the /meta and /source every model file has; a new part (a
+// third kind of measurement) plugs in at those three places and nowhere else.
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/h5.hpp"
+#include "core/schema.hpp"
+#include "models/comm_model.hpp"
+#include "models/compute_model.hpp"
+
+namespace sextant::model {
+
+struct ModelFile {
+  Provenance source;        // the results file's /meta
+  std::string source_file;  // its path
+  std::optional<CommModel> comm;
+  std::optional<ComputeModel> compute;
+};
+
+struct ModelParts {
+  bool comm = true, compute = true;  // fit these where the results file has them
+};
+
+// Fits every part asked for that the results file (schema checked) holds measurements
+// of; Error when it holds none of them.
+ModelFile fit_model_file(const std::string& results_path, const ModelParts& parts = {});
+
+// Writes the whole file to a temporary name and renames it into place, so a reader
+// never sees half a file. fit_provenance: the process that fitted it.
+void write_model_file(const std::string& model_path, const Provenance& fit_provenance, const ModelFile& model);
+
+// The same for parts written by a callback under the file's root (after /meta and
+// /source): for a single part (CommModel::write).
+void write_model_file(const std::string& model_path, const Provenance& fit_provenance, const Provenance& source,
+                      const std::string& source_file, const std::function<void(h5::Group&)>& write_parts);
+
+}  // namespace sextant::model

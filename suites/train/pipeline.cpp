@@ -1,0 +1,110 @@
+#include "suites/train/pipeline.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <set>
+
+#include "core/error.hpp"
+#include "models/model_file.hpp"
+#include "models/train_plan.hpp"
+#include "suites/common/mpi.hpp"
+#include "suites/common/results.hpp"
+#include "suites/common/runtime.hpp"
+#include "suites/train/suite.hpp"
+
+namespace sextant::train {
+namespace {
+
+std::vector<SweepEntry> chosen_sweep(int ranks, const PipelineOptions& o) {
+  // The large size takes ~0.4 s a step on one core: the full sweep has it, --quick not.
+  std::vector<std::string> sizes = o.model_sizes;
+  if (sizes.empty()) sizes = o.quick ? std::vector<std::string>{"small", "medium"} : model_sizes();
+  auto sweep = default_sweep(ranks, sizes);
+  if (!o.configs.empty()) {
+    std::erase_if(sweep, [&](const SweepEntry& e) {
+      return std::find(o.configs.begin(), o.configs.end(), e.name) == o.configs.end();
+    });
+    std::string asked;
+    for (const auto& c : o.configs) asked += (asked.empty() ? "" : ",") + c;
+    if (sweep.empty()) throw UsageError("--configs '" + asked + "': no configuration of the sweep matches");
+  }
+  if (!o.dense.empty())
+    for (auto& e : sweep) e.config.dense = model::parse_dense_path(o.dense);
+  return sweep;
+}
+
+// The kernels of every plan at their shapes, each measured after streaming its stage's
+// step working set through the caches, as a step's operators find their operands
+// evicted by the ops in between (at most 4 x the last-level cache, or 32 MiB where a
+// VM reports a host's huge L3); and peak_fma for the ceilings.
+void add_plan_kernels(const Runtime& rt, const std::vector<SweepEntry>& sweep, compute::MeasureOptions& kernels) {
+  const long long llc = rt.machine().last_level_cache_bytes();
+  kernels.flush_bytes = 4 * std::max<long long>(llc > (64LL << 20) ? 8LL << 20 : llc, 1LL << 20);
+  if (!kernels.kernels.empty()) return;  // the user chose the kernels
+  std::set<std::string> names{"peak_fma"};
+  for (const auto& e : sweep) {
+    const auto plan = model::plan_step(e.config);
+    for (int s = 0; s < int(plan.stages.size()); ++s) {
+      const auto& st = plan.stages[s];
+      const long long flush =
+          std::min(kernels.flush_bytes, static_cast<long long>(model::step_working_set_bytes(plan, s)));
+      for (const auto* phase : {&st.forward, &st.backward, &st.optimizer})
+        for (const auto& op : phase->compute)
+          if (std::string k = model::registry_kernel(op.kernel, op.shape); compute::is_kernel(k)) {
+            names.insert(k);
+            kernels.cases.push_back({k, op.shape, flush});
+          }
+    }
+  }
+  kernels.kernels.assign(names.begin(), names.end());
+}
+
+}  // namespace
+
+comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Options comm,
+                                 compute::SuiteOptions compute, const std::string& results_path,
+                                 std::unique_ptr<ResultsFile>& results, JsonResults* json) {
+  const auto sweep = chosen_sweep(rt.size(), o);
+  if (comm.benchmarks.empty())
+    comm.benchmarks = {"pingpong", "bandwidth", "allreduce", "reduce_scatter", "allgather", "reduce_local"};
+  if (!o.comm_sizes_given) comm.sizes = {4, 4 << 20};
+  comm.dtypes = {comm::Dtype::float32};
+  // The proxy reduces its activations and gradients in place (MPI_IN_PLACE): time that
+  // form (on shared memory a 64 KiB in-place allreduce takes ~1.5x the out-of-place one).
+  comm.time_in_place = true;
+  add_plan_kernels(rt, sweep, compute.kernels);
+  compute.kernels.dtypes = {"float32"};
+  compute.sweep.dtype = "float32";
+  comm::Outcome outcome = comm::run_comm_suite(rt, comm, results.get(), json);
+  outcome.wrong += compute::run_compute_suite(rt, compute, results.get(), json);
+
+  const std::string model_path = results_path.substr(0, results_path.rfind(".h5")) + ".model.h5";
+  if (rt.is_root()) {
+    results.reset();  // closed, so the fit reads a complete file
+    // One rank (the single-rank baseline) communicates nothing: no comm part to fit.
+    model::ModelParts parts;
+    parts.comm = rt.size() > 1;
+    const auto model = model::fit_model_file(results_path, parts);
+    model::write_model_file(model_path, local_provenance(rt.argc(), rt.argv()), model);
+    std::cerr << "sextant: fitted " << model_path << "\n";
+    for (const auto& r : model.compute->raised)
+      std::cerr << "sextant: WARNING: a kernel beat a measured ceiling, raised to its rate (flagged in the model): " << r
+                << "\n";
+    results = std::make_unique<ResultsFile>(results_path);
+  }
+  barrier(MPI_COMM_WORLD, rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
+  SweepOptions so;
+  so.model_path = model_path;
+  if (o.quick) so.steps = 8;
+  if (o.steps > 0) {  // exactly the steps asked for
+    so.steps = o.steps;
+    so.min_seconds = 0;
+  }
+  run_train_sweep(rt, sweep, so, results.get(), json);
+  // Was the machine as fast at the end as when its operators were measured? (Timings
+  // of an oversubscribed run mean nothing either way.)
+  if (!rt.oversubscribed()) check_operator_drift(rt, compute.kernels, model_path, results.get(), json);
+  return outcome;
+}
+
+}  // namespace sextant::train
