@@ -2,8 +2,9 @@
 // One harness, a small descriptor per benchmark (after nccl-tests): a descriptor
 // says how big its buffers are, how to run one iteration, how its bus bandwidth
 // relates to its algorithm bandwidth, and what every received element must be.
-// Adding a collective = one file in benchmarks/ + one entry in registry.cpp: the
-// harness reads every fact about it from the descriptor.
+// Adding a collective = one file in benchmarks/ (the build finds it) + its declaration
+// and entry in registry.cpp: the harness reads every fact about it from the
+// descriptor. A cost model for it, if it has one, is models/collectives.cpp's.
 #include <mpi.h>
 
 #include <cstddef>
@@ -97,8 +98,8 @@ inline double p_minus_1_over_p(int p) { return p > 0 ? double(p - 1) / p : 0.0; 
 inline double two_p_minus_1_over_p(int p) { return p > 0 ? 2.0 * (p - 1) / p : 0.0; }
 // Runs a collective's non-blocking start and waits, or its blocking form.
 void run_collective(Case& c, void (*blocking)(Case&), void (*start)(Case&, MPI_Request*));
-// The reduction of pattern(dtype, q, i) over all ranks q.
-Expectation reduced(const Case& c, std::size_t i);
+// The reduction of pattern(dtype, q, i) over the ranks q < ranks (all by default).
+Expectation reduced(const Case& c, std::size_t i, int ranks = -1);
 }  // namespace detail
 
 }  // namespace sextant::comm

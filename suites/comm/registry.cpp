@@ -4,6 +4,13 @@
 
 #include "suites/comm/benchmarks/collectives.hpp"
 
+// Every descriptor, each defined in its own file of benchmarks/.
+namespace sextant::comm::benchmarks {
+extern const Benchmark pingpong, bandwidth, bibandwidth, multi_latency, multi_bandwidth;
+extern const Benchmark barrier, bcast, reduce, allreduce, allgather, reduce_scatter, alltoall, gather, scatter,
+    reduce_local, scan;
+}  // namespace sextant::comm::benchmarks
+
 namespace sextant::comm {
 namespace {
 
@@ -19,7 +26,7 @@ std::vector<Benchmark> build() {
   namespace bm = benchmarks;
   return {bm::pingpong,  bm::bandwidth, bm::bibandwidth, bm::multi_latency, bm::multi_bandwidth,
           bm::barrier,   bm::bcast,     bm::reduce,      bm::allreduce,     bm::allgather,
-          bm::reduce_scatter, bm::alltoall, bm::gather, bm::scatter, bm::reduce_local,
+          bm::reduce_scatter, bm::alltoall, bm::gather, bm::scatter, bm::reduce_local, bm::scan,
           nonblocking(bm::allreduce, "iallreduce"), nonblocking(bm::allgather, "iallgather"),
           nonblocking(bm::reduce_scatter, "ireduce_scatter"), nonblocking(bm::alltoall, "ialltoall"),
           nonblocking(bm::bcast, "ibcast")};
@@ -52,9 +59,10 @@ void run_collective(Case& c, void (*blocking)(Case&), void (*start)(Case&, MPI_R
   wait(r, c.wait);
 }
 
-Expectation reduced(const Case& c, std::size_t i) {
-  Expectation e{pattern(c.dtype, 0, i), std::abs(pattern(c.dtype, 0, i)), c.size};
-  for (int q = 1; q < c.size; ++q) {
+Expectation reduced(const Case& c, std::size_t i, int ranks) {
+  if (ranks < 0) ranks = c.size;
+  Expectation e{pattern(c.dtype, 0, i), std::abs(pattern(c.dtype, 0, i)), ranks};
+  for (int q = 1; q < ranks; ++q) {
     double v = pattern(c.dtype, q, i);
     e.value = apply(c.reduction, e.value, v);
     e.magnitude += std::abs(v);

@@ -63,7 +63,7 @@ void expect_all(const Benchmark& b, const Case& c, Ref ref) {
 
 const std::vector<std::string> kAll{"pingpong", "bandwidth", "bibandwidth", "multi_latency", "multi_bandwidth",
                                     "barrier", "bcast", "reduce", "allreduce", "allgather", "reduce_scatter",
-                                    "alltoall", "gather", "scatter", "reduce_local", "iallreduce",
+                                    "alltoall", "gather", "scatter", "reduce_local", "scan", "iallreduce",
                                     "iallgather", "ireduce_scatter", "ialltoall", "ibcast"};
 
 TEST(CommRegistry, HoldsEveryBenchmarkOnceAndCompletely) {
@@ -97,7 +97,7 @@ TEST(CommRegistry, BusBandwidthFactorsMatchNcclTests) {
     EXPECT_DOUBLE_EQ(bench("allreduce").busbw_factor(p), 2 * pm1) << p;
     for (const char* n : {"reduce_scatter", "allgather", "alltoall", "gather", "scatter"})
       EXPECT_DOUBLE_EQ(bench(n).busbw_factor(p), pm1) << n << " p=" << p;
-    for (const char* n : {"bcast", "reduce", "pingpong"}) EXPECT_DOUBLE_EQ(bench(n).busbw_factor(p), 1.0) << n;
+    for (const char* n : {"bcast", "reduce", "pingpong", "scan"}) EXPECT_DOUBLE_EQ(bench(n).busbw_factor(p), 1.0) << n;
   }
   EXPECT_DOUBLE_EQ(bench("allreduce").busbw_factor(4), 1.5);
   EXPECT_DOUBLE_EQ(bench("allgather").busbw_factor(3), 2.0 / 3.0);
@@ -145,6 +145,10 @@ TEST(CommExpect, ReductionsOverRanks) {
           expect_all(bench("reduce"), c, [&](std::size_t i) -> std::optional<double> {
             if (r != 1) return std::nullopt;
             return reduce_ref(red, t, p, i);
+          });
+          // Inclusive prefix: rank r holds the reduction over ranks 0..r.
+          expect_all(bench("scan"), c, [&](std::size_t i) -> std::optional<double> {
+            return reduce_ref(red, t, r + 1, i);
           });
           // Rank r's block of the reduced count * p input; the rest of recv is not checked.
           expect_all(bench("reduce_scatter"), c, [&](std::size_t i) -> std::optional<double> {

@@ -10,7 +10,7 @@ void start(Case& c, MPI_Request* r) {
 }
 }  // namespace
 
-const Benchmark allgather{
+extern const Benchmark allgather{
     .name = "allgather",
     .data_elements = detail::times_p,
     .busbw_factor = detail::p_minus_1_over_p,

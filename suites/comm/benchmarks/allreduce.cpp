@@ -10,7 +10,7 @@ void start(Case& c, MPI_Request* r) {
 }
 }  // namespace
 
-const Benchmark allreduce{
+extern const Benchmark allreduce{
     .name = "allreduce",
     .reduces = true,
     .data_elements = detail::same,

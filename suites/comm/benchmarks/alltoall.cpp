@@ -11,7 +11,7 @@ void start(Case& c, MPI_Request* r) {
 }  // namespace
 
 // count = elements sent to each peer.
-const Benchmark alltoall{
+extern const Benchmark alltoall{
     .name = "alltoall",
     .data_elements = detail::times_p,
     .busbw_factor = detail::p_minus_1_over_p,

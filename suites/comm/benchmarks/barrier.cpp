@@ -6,7 +6,7 @@ std::size_t none(std::size_t, int) { return 0; }
 }  // namespace
 
 // Measured once per level (size 0); nothing to validate.
-const Benchmark barrier{
+extern const Benchmark barrier{
     .name = "barrier",
     .typed = false,
     .data_elements = none,

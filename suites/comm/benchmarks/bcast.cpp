@@ -10,7 +10,7 @@ void start(Case& c, MPI_Request* r) {
 }
 }  // namespace
 
-const Benchmark bcast{
+extern const Benchmark bcast{
     .name = "bcast",
     .data_elements = detail::same,
     .busbw_factor = detail::one,

@@ -1,9 +1,5 @@
 #pragma once
-// Declarations of the descriptors registry.cpp lists; each lives in its own file.
+// What every descriptor file of benchmarks/ includes: the descriptor type and the
+// helpers they share (benchmark.hpp's detail::). Each file defines its descriptors
+// `extern const` (registry.cpp declares and lists them).
 #include "suites/comm/benchmark.hpp"
-
-namespace sextant::comm::benchmarks {
-extern const Benchmark pingpong, bandwidth, bibandwidth, multi_latency, multi_bandwidth;
-extern const Benchmark barrier, bcast, reduce, allreduce, allgather, reduce_scatter, alltoall,
-    gather, scatter, reduce_local;
-}  // namespace sextant::comm::benchmarks

@@ -12,7 +12,7 @@ void start(Case& c, MPI_Request* r) {
 }
 }  // namespace
 
-const Benchmark gather{
+extern const Benchmark gather{
     .name = "gather",
     .data_elements = detail::times_p,
     .busbw_factor = detail::p_minus_1_over_p,

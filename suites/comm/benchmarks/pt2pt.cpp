@@ -76,7 +76,7 @@ std::size_t twice(std::size_t count, int) { return 2 * count; }
 
 }  // namespace
 
-const Benchmark pingpong{
+extern const Benchmark pingpong{
     .name = "pingpong",
     .family = Family::pt2pt,
     .typed = false,
@@ -89,7 +89,7 @@ const Benchmark pingpong{
     .time_divisor = 2,
 };
 
-const Benchmark bandwidth{
+extern const Benchmark bandwidth{
     .name = "bandwidth",
     .family = Family::pt2pt,
     .typed = false,
@@ -102,7 +102,7 @@ const Benchmark bandwidth{
     .windowed = true,
 };
 
-const Benchmark bibandwidth{
+extern const Benchmark bibandwidth{
     .name = "bibandwidth",
     .family = Family::pt2pt,
     .typed = false,
@@ -115,7 +115,7 @@ const Benchmark bibandwidth{
     .windowed = true,
 };
 
-const Benchmark multi_latency{
+extern const Benchmark multi_latency{
     .name = "multi_latency",
     .family = Family::pt2pt,
     .typed = false,
@@ -128,7 +128,7 @@ const Benchmark multi_latency{
     .time_divisor = 2,
 };
 
-const Benchmark multi_bandwidth{
+extern const Benchmark multi_bandwidth{
     .name = "multi_bandwidth",
     .family = Family::pt2pt,
     .typed = false,

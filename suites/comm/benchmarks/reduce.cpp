@@ -12,7 +12,7 @@ void start(Case& c, MPI_Request* r) {
 }
 }  // namespace
 
-const Benchmark reduce{
+extern const Benchmark reduce{
     .name = "reduce",
     .reduces = true,
     .data_elements = detail::same,

@@ -5,7 +5,7 @@ namespace sextant::comm::benchmarks {
 // MPI_Reduce_local: the MPI library's own local reduction, no communication. Its
 // time per byte is the gamma of the collective cost models. Every rank runs it at
 // once (as the ranks of a collective would).
-const Benchmark reduce_local{
+extern const Benchmark reduce_local{
     .name = "reduce_local",
     .reduces = true,
     .data_elements = detail::same,

@@ -13,7 +13,7 @@ void start(Case& c, MPI_Request* r) {
 }  // namespace
 
 // count = elements of the block each rank receives; the input is count * p.
-const Benchmark reduce_scatter{
+extern const Benchmark reduce_scatter{
     .name = "reduce_scatter",
     .reduces = true,
     .data_elements = detail::times_p,

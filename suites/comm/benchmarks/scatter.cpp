@@ -11,7 +11,7 @@ void start(Case& c, MPI_Request* r) {
 }  // namespace
 
 // The root's send buffer holds count elements for each rank, in rank order.
-const Benchmark scatter{
+extern const Benchmark scatter{
     .name = "scatter",
     .data_elements = detail::times_p,
     .busbw_factor = detail::p_minus_1_over_p,
