@@ -132,6 +132,50 @@ nlohmann::json to_json(const std::vector<KernelMeasurement>& kernels, const Work
   return {{"kernels", std::move(k)}, {"working_set_sweep", std::move(curves)}};
 }
 
+// Does a kernel run faster than the peak kernel of its dtype? Then the peak was measured
+// while the machine was slower (a co-tenant on the core for a few seconds does that) or
+// the peak kernel misses the hardware's peak; only measuring it again tells which.
+bool beats_peak(const std::vector<KernelMeasurement>& all) {
+  std::map<std::string, double> peak;
+  for (const auto& m : all)
+    if (m.family == "peak") peak[m.dtype] = std::max(peak[m.dtype], m.flop_rate());
+  return std::any_of(all.begin(), all.end(), [&](const KernelMeasurement& m) {
+    return m.family != "peak" && peak.count(m.dtype) && m.flop_rate() > peak[m.dtype];
+  });
+}
+
+// The peak kernel's shapes measured again, each kept where the new median is the lower:
+// a ceiling is the best rate the machine gives, so the faster of two windows (seconds
+// apart) is the truer one. Every rank measures; all decide alike (MAX over ranks).
+void remeasure_peak_while_beaten(Runtime& rt, const MeasureOptions& options, std::vector<KernelMeasurement>& all,
+                                 WaitMode wait) {
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    int mine = beats_peak(all) ? 1 : 0, any = 0;
+    allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, wait);
+    if (!any) return;
+    MeasureOptions again = options;
+    again.kernels = {"peak_fma"};
+    again.families.clear();
+    again.cases.clear();
+    again.validate = false;  // validated the first time
+    for (const auto& m : all)
+      if (m.name == "peak_fma") again.cases.push_back({m.name, m.shape, m.flush_bytes});
+    if (again.cases.empty()) return;
+    if (options.progress)
+      options.progress("a kernel ran faster than peak_fma: the peak measured again (" + std::to_string(attempt) +
+                       " of 2)");
+    barrier(MPI_COMM_WORLD, wait);
+    for (auto& r : measure_kernels(again))
+      for (auto& m : all)
+        if (m.name == r.name && m.dtype == r.dtype && m.shape == r.shape && r.summary.median < m.summary.median) {
+          r.validated = m.validated, r.valid = m.valid, r.wrong = m.wrong, r.error_ratio = m.error_ratio;
+          r.validation_message = m.validation_message;
+          m = std::move(r);
+          break;
+        }
+  }
+}
+
 }  // namespace
 
 long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFile* results, JsonResults* json) {
@@ -150,6 +194,7 @@ long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFil
   WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
   barrier(MPI_COMM_WORLD, wait);
   auto kernels = measure_kernels(o.kernels);
+  remeasure_peak_while_beaten(rt, o.kernels, kernels, wait);
   barrier(MPI_COMM_WORLD, wait);
   auto sweep = sweep_bandwidth(o.sweep);
   barrier(MPI_COMM_WORLD, wait);
