@@ -444,19 +444,24 @@ void print_header(const BenchmarkResult& r, const Options& o) {
               std::string(to_string(r.level)).c_str(), r.ranks, std::string(info(r.dtype).name).c_str(),
               b.reduces ? (std::string("  op=") + std::string(to_string(o.reduction))).c_str() : "",
               std::string(to_string(o.sync)).c_str(), b.windowed ? ("  window=" + std::to_string(o.window)).c_str() : "");
-  std::printf("%-12s %11s %11s %11s %11s %11s %11s %11s %8s %6s %-13s %10s%s\n", "# bytes", "median(us)", "ci_lo(us)",
+  std::printf("%-12s %11s %11s %11s %11s %11s %11s %11s %8s %6s %-13s %10s%s\n",
+              o.total_bytes_column ? "# total_bytes" : "# bytes", "median(us)", "ci_lo(us)",
               "ci_hi(us)", "min(us)", "p99(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong", "reps", "stop", "count",
               b.nonblocking ? "  overlap(%)" : "");
 }
 
-void print_row(const SizeResult& s, const Benchmark& b) {
+// The size column: the size swept (OSU's), or with total_bytes_column the bytes the
+// operation moves in all, algbw's numerator (nccl-tests' "size").
+void print_row(const SizeResult& s, const Benchmark& b, const Options& o) {
+  const auto size = o.total_bytes_column ? static_cast<unsigned long long>(s.data_bytes)
+                                         : static_cast<unsigned long long>(s.bytes);
   if (!s.unmeasured.empty()) {
-    std::printf("%-12llu %11s  not measured: %s\n", (unsigned long long)s.bytes, "-", s.unmeasured.c_str());
+    std::printf("%-12llu %11s  not measured: %s\n", size, "-", s.unmeasured.c_str());
     std::fflush(stdout);
     return;
   }
   std::printf("%-12llu %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %8lld %6zu %-13s %10llu",
-              (unsigned long long)s.bytes, s.time.median * 1e6, s.time.ci_lo * 1e6, s.time.ci_hi * 1e6,
+              size, s.time.median * 1e6, s.time.ci_lo * 1e6, s.time.ci_hi * 1e6,
               s.time.min * 1e6, s.time.p99 * 1e6, s.algbw / 1e9, s.busbw / 1e9, s.wrong + s.wrong_in_place, s.valid,
               std::string(stats::to_string(s.stop)).c_str(), (unsigned long long)s.count);
   if (b.nonblocking) std::printf("  %10.1f", s.overlap_percent);
@@ -698,7 +703,7 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
                 print_header(r, o);
                 header = true;
               }
-              print_row(s, *b);
+              print_row(s, *b, o);
               ++done_sizes;
               double elapsed = MPI_Wtime() - t_start;
               double eta = elapsed / static_cast<double>(done_sizes) * static_cast<double>(total_sizes - std::min(done_sizes, total_sizes));

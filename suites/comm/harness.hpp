@@ -47,6 +47,7 @@ struct Options {
   int window = 64;
   std::optional<WaitMode> wait;  // default: yield when oversubscribed
   int corrupt_rank = -1;         // test hook: this rank corrupts its received data
+  bool total_bytes_column = false;  // print sizes as the bytes algbw counts (nccl-tests' "size")
   // Test hook for window synchronisation: this rank starts late, by late_seconds before
   // every start (the window must widen past it), or always when late_seconds is 0.
   int late_rank = -1;

@@ -147,8 +147,7 @@ bool beats_peak(const std::vector<KernelMeasurement>& all) {
 // The peak kernel's shapes measured again, each kept where the new median is the lower:
 // a ceiling is the best rate the machine gives, so the faster of two windows (seconds
 // apart) is the truer one. Every rank measures; all decide alike (MAX over ranks).
-void remeasure_peak_while_beaten(Runtime& rt, const MeasureOptions& options, std::vector<KernelMeasurement>& all,
-                                 WaitMode wait) {
+void remeasure_peak_while_beaten(const MeasureOptions& options, std::vector<KernelMeasurement>& all, WaitMode wait) {
   for (int attempt = 1; attempt <= 2; ++attempt) {
     int mine = beats_peak(all) ? 1 : 0, any = 0;
     allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, wait);
@@ -194,7 +193,7 @@ long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFil
   WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
   barrier(MPI_COMM_WORLD, wait);
   auto kernels = measure_kernels(o.kernels);
-  remeasure_peak_while_beaten(rt, o.kernels, kernels, wait);
+  remeasure_peak_while_beaten(o.kernels, kernels, wait);
   barrier(MPI_COMM_WORLD, wait);
   auto sweep = sweep_bandwidth(o.sweep);
   barrier(MPI_COMM_WORLD, wait);

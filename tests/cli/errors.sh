@@ -121,6 +121,9 @@ cmp -s "$model" "$work/existing.h5" || fail "the existing file was changed"
 # An output that cannot be written is an error before anything is measured.
 expect_rc 1 "$sextant" run --suite comm --quick --collectives pingpong --json /proc/nope.json -o "$work/j.h5"
 contains "$err" "/proc/nope.json: cannot create a file beside it"
+expect_rc 1 "$sextant" run --suite comm --quick --collectives pingpong --csv /proc/nope -o "$work/c.h5"
+contains "$err" "/proc/nope.comm.csv: cannot create a file beside it"
+[ ! -e "$work/c.h5" ] || fail "an unwritable --csv left a results file behind"
 expect_rc 1 "$sextant" predict "$model" --op allreduce --bytes 8 --json /proc/nope.json
 contains "$err" "/proc/nope.json: cannot create a file beside it"
 # A prediction that fails leaves an existing JSON file as it was.

@@ -8,12 +8,12 @@ sextant=$1 python=$2 output=$3
 mkdir -p "$(dirname "$output")"
 start=$(date +%s)
 expect_rc 0 timeout 280 mpiexec.mpich -n 1 "$sextant" run --suite compute --quick --overwrite -o "$output" \
-  --json "${output%.h5}.json"
+  --json "${output%.h5}.json" --csv "${output%.h5}"
 echo "compute --quick: $(( $(date +%s) - start )) s"
 contains "$out" "gemm"
 if grep -qE ' NO$' <<<"$out"; then fail "a kernel failed validation: $(grep -E ' NO$' <<<"$out")"; fi
-"$python" - "$output" "${output%.h5}.json" <<'PY'
-import json, sys, h5py
+"$python" - "$output" "${output%.h5}.json" "${output%.h5}" <<'PY'
+import csv, json, sys, h5py
 f = h5py.File(sys.argv[1], "r")
 # The --json document holds the same medians as the file, kernel by kernel and shape by shape.
 doc = json.load(open(sys.argv[2]))
@@ -26,6 +26,11 @@ for name in f["compute/kernels"]:
         for shape, median in zip(g["shape"][()], g["median"][()]):
             in_file[(name, dtype, shape.decode() if isinstance(shape, bytes) else shape)] = float(median)
 assert in_json == in_file, "the JSON document's kernel medians differ from the results file's"
+# --csv: the same rows as flat tables (kernels; the working-set sweep's points).
+rows = list(csv.DictReader(open(sys.argv[3] + ".compute.csv")))
+assert {(r["kernel"], r["dtype"], r["shape"]): float(r["median_s"]) for r in rows} == in_json and len(rows) == len(in_json)
+points = sum(len(c["points"]) for c in doc["compute"]["working_set_sweep"])
+assert len(list(csv.DictReader(open(sys.argv[3] + ".sweep.csv")))) == points > 0
 assert doc["compute"]["threads"] == f["compute"].attrs["threads"]
 kernels = f["compute/kernels"]
 need = ["stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot", "peak_fma", "gemm",

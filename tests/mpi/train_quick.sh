@@ -9,13 +9,13 @@ sextant=$1 python=$2 output=$3
 mkdir -p "$(dirname "$output")"
 start=$(date +%s)
 expect_rc 0 timeout 280 mpiexec.mpich -n 2 "$sextant" run --suite train --quick --overwrite -o "$output" \
-  --json "${output%.h5}.json"
+  --json "${output%.h5}.json" --csv "${output%.h5}"
 echo "$out" | tail -12
 echo "train --quick: $(( $(date +%s) - start )) s"
 grep -qE '^median \|error\| [0-9.]+%  max \|error\| [0-9.]+%$' <<<"$out" || fail "no summary line"
 for c in dp2 tp2 pp_gpipe2 pp_1f1b2; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
-"$python" - "$output" "${output%.h5}.json" <<'PY'
-import json, sys, h5py, numpy as np
+"$python" - "$output" "${output%.h5}.json" "${output%.h5}" <<'PY'
+import csv, json, sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 train = f["train"]
 assert len(train) == 8, list(train)
@@ -32,6 +32,17 @@ for name, r in rows.items():
     assert [r["prediction"]["breakdown_seconds"][n.decode() if isinstance(n, bytes) else n]
             for n in g["predicted_breakdown_names"][()]] == list(g["predicted_breakdown"][()]), name
 assert len(doc["comm"]) > 0 and len(doc["compute"]["kernels"]) > 0
+# --csv: a row per configuration with the JSON's numbers (its config and prediction
+# flattened into columns), and the comm and compute tables of the same run.
+rows = {r["configuration"]: r for r in csv.DictReader(open(sys.argv[3] + ".train.csv"))}
+assert sorted(rows) == sorted(train), sorted(rows)
+in_doc = {d["configuration"]: d for d in doc["train"]}
+for name, r in rows.items():
+    assert float(r["measured_median_s"]) == in_doc[name]["measured_median_s"], name
+    assert float(r["prediction.step_seconds"]) == train[name].attrs["predicted"], name
+    assert int(r["config.hidden"]) == train[name].attrs["hidden"], name
+for table in ("comm", "compute", "sweep"):
+    assert len(list(csv.DictReader(open(sys.argv[3] + "." + table + ".csv")))) > 0, table
 # The operators measured again after the sweep: a ratio to the model's times, the same
 # in both files (a timing, so only its sanity is checked: a machine 5x slower or faster
 # at the end than at the start is not one this test can judge either).

@@ -30,7 +30,8 @@ struct RunArgs {
   long long iterations = 0, warmup = -1, check = 1, window = 64;
   double budget = 0, precision = 0;
   bool off_cache = false, in_place = false;
-  std::string json;
+  std::string json, csv;
+  bool total_bytes = false;
   int corrupt_rank = -1;
   std::string late_rank;
   std::string ranks;  // comm: the rank sweep, A:B or a list
@@ -140,6 +141,7 @@ comm::Options comm_options(const RunArgs& a) {
   else if (a.wait == "yield") o.wait = WaitMode::yield;
   else if (!a.wait.empty()) throw UsageError("--wait '" + a.wait + "': use blocking or yield");
   o.corrupt_rank = a.corrupt_rank;
+  o.total_bytes_column = a.total_bytes;
   if (!a.ranks.empty()) {
     if (a.suite != "comm") throw UsageError("--ranks: the rank sweep is for --suite comm");
     o.rank_counts = parse_rank_counts(a.ranks);
@@ -233,6 +235,11 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("--memory", args->memory, "host | device (Kokkos memory space of the buffers)");
   cmd->add_option("--wait", args->wait, "blocking | yield (default: yield when oversubscribed)");
   cmd->add_option("--json", args->json, "also write the results as one JSON document to this file (every suite)");
+  cmd->add_option("--csv", args->csv,
+                  "also write the tables as CSV, PREFIX.<table>.csv (comm; compute and sweep; train has all four)");
+  cmd->add_flag("--total-bytes", args->total_bytes,
+                "comm: the size column in bytes the operation moves in all (algbw's numerator, as nccl-tests "
+                "prints it), not the per-rank size swept");
   cmd->add_option("--test-corrupt-rank", args->corrupt_rank, "test hook: this rank corrupts what it receives")->group("");
   cmd->add_option("--test-late-rank", args->late_rank,
                   "test hook (window sync): RANK starts every repetition late; RANK:SECONDS waits that long first")
@@ -262,7 +269,8 @@ void register_run(CLI::App& app, Context& ctx) {
       std::unique_ptr<JsonResults> json;
       if (rt.is_root()) {
         // The JSON first: an unwritable --json path stops the run before the results file exists.
-        if (!args->json.empty()) json = std::make_unique<JsonResults>(args->json, rt.provenance(), args->suite);
+        if (!args->json.empty() || !args->csv.empty())
+          json = std::make_unique<JsonResults>(args->json, args->csv, rt.provenance(), args->suite);
         results = std::make_unique<ResultsFile>(path, rt.provenance());
         results->root().group("meta").set_attr("suite", args->suite);
         std::cerr << "sextant: writing " << path << "\n";
@@ -283,6 +291,9 @@ void register_run(CLI::App& app, Context& ctx) {
           std::error_code ec;
           std::filesystem::remove(path, ec);
           if (!args->json.empty()) std::filesystem::remove(args->json, ec);
+          if (!args->csv.empty())
+            for (const auto& table : JsonResults::csv_tables(args->suite))
+              std::filesystem::remove(JsonResults::csv_path(args->csv, table), ec);
         }
         throw;
       }
