@@ -45,10 +45,14 @@ for table in ("comm", "compute", "sweep"):
     assert len(list(csv.DictReader(open(sys.argv[3] + "." + table + ".csv")))) > 0, table
 # The operators measured again after the sweep: a ratio to the model's times, the same
 # in both files (a timing, so only its sanity is checked: a machine 5x slower or faster
-# at the end than at the start is not one this test can judge either).
-drift = train.attrs["operator_drift"]
-assert doc["operator_drift"]["time_weighted"] == drift and train.attrs["operator_drift_cases"] > 0
-assert 0.2 < drift < 5, drift
+# at the end than at the start is not one this test can judge either). Not measured
+# when oversubscribed (CPU-restricted runs of this test): no timing means anything then.
+if any(train[n].attrs["oversubscribed"] for n in train):
+    assert "operator_drift" not in train.attrs and "operator_drift" not in doc
+else:
+    drift = train.attrs["operator_drift"]
+    assert doc["operator_drift"]["time_weighted"] == drift and train.attrs["operator_drift_cases"] > 0
+    assert 0.2 < drift < 5, drift
 BREAKDOWN = ["forward compute", "backward compute", "tp communication", "pp communication", "pipeline bubble",
              "dp communication (exposed)", "optimizer"]
 SHAPE = ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "global_batch", "dtype")
