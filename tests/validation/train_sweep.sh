@@ -14,7 +14,7 @@
 # This machine is shared: for tens of seconds at a time it runs at up to ~1.5x its usual
 # time per operator (one vCPU or both; no steal time is recorded). A run whose
 # operators were measured in one state and its steps in another tests nothing, so
-# each run measures its kernels again after the sweep (its "operator drift", 0.98-1.01x
+# each run measures its kernels again after the sweep (its "operator drift", 0.96-1.02x
 # on a quiet machine) and a network whose drift is more than 10% off 1 is measured
 # again, up to 3 times in all; the run with the drift nearest 1 is judged, whatever
 # its errors (the limits are not touched).
