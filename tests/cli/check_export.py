@@ -218,6 +218,7 @@ if calc is not None:
         if set(ops) != {"p2p", "reduce_scatter", "all_gather", "all_reduce"} or ops["p2p"][1] is not None or \
                 any(ops[k][1] is None or not ops[k][0] > 0 for k in ("reduce_scatter", "all_gather", "all_reduce")):
             errors.append(f"calculon ops: {ops}")
+        # The ranges Calculon's Network class asserts (a schema, not an accuracy limit).
         if not (n["bandwidth"] > 0 and 0 < n["efficiency"] <= 1 and n["size"] >= 0 and 0 <= n["processor_usage"] < 1):
             errors.append(f"calculon network: {n}")
         _, alpha, beta, _ = fits["pingpong"]

@@ -37,6 +37,7 @@ for g in doc["comm"]:
     for s in g["sizes"]:
         total = s["bytes"] * (p if g["benchmark"] == "allgather" else 1)
         got = table[((g["benchmark"], g["dtype"]), total)]
+        # The table prints microseconds with 3 decimals: half a unit of the last one.
         assert abs(got - s["median_s"] * 1e6) <= 0.0005 + 1e-9, (g["benchmark"], total, got, s["median_s"])
 print(f"comm csv: {len(rows)} rows equal to the JSON document; total-bytes column read by the OSU regex")
 PY

@@ -77,6 +77,9 @@ def main():
     if "--drift" in sys.argv[1:]:
         ap = argparse.ArgumentParser()
         ap.add_argument("--drift", required=True, metavar="RESULTS.h5")
+        # 10%: undisturbed runs drift 0.96-1.02x (the instrument's spread), a co-tenant's
+        # slowdown moved it by ~45% in the CI run that failed; a 10% change of speed moves
+        # each error by about as much, inside the margin between the goals and the limits.
         ap.add_argument("--drift-tolerance", type=float, default=0.10)
         args = ap.parse_args()
         drift = drift_of(args.drift)
