@@ -1,6 +1,8 @@
 #include "suites/common/mpi.hpp"
 
 #include <sched.h>
+#include <cstdlib>
+#include <unistd.h>
 
 #include <vector>
 
@@ -70,6 +72,13 @@ int comm_size(MPI_Comm comm) {
   int s = 0;
   SEXTANT_MPI_CHECK(MPI_Comm_size(comm, &s));
   return s;
+}
+
+void abort_all(const std::string& line) {
+  const std::string whole = line.empty() || line.back() != '\n' ? line + "\n" : line;
+  const ssize_t written [[maybe_unused]] = ::write(STDERR_FILENO, whole.data(), whole.size());
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);  // MPI_Abort does not return; the compiler is told so here
 }
 
 }  // namespace sextant

@@ -37,4 +37,9 @@ void gather(const void* in, int count, MPI_Datatype type, void* out, int root, M
 int comm_rank(MPI_Comm comm);
 int comm_size(MPI_Comm comm);
 
+// Ends every rank after one rank's fatal error: the line goes to stderr in a single
+// write, then MPI_Abort. The launcher forwards what is in the pipe when the abort
+// reaches it; a line written in pieces lost all but its first piece in a CI run.
+[[noreturn]] void abort_all(const std::string& line);
+
 }  // namespace sextant

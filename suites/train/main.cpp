@@ -86,9 +86,7 @@ int run(int argc, char** argv) {
     if (rt.is_root()) std::cerr << "sextant_train_proxy: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "sextant_train_proxy: rank " << rt.rank() << ": " << e.what() << "\n";
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    return 1;
+    abort_all("sextant_train_proxy: rank " + std::to_string(rt.rank()) + ": " + e.what());
   }
 }
 

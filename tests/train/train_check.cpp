@@ -217,8 +217,7 @@ int main(int argc, char** argv) {
       failures += bad;
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "train_check: rank %d: %s\n", rt.rank(), e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort_all("train_check: rank " + std::to_string(rt.rank()) + ": " + e.what());
   }
   int total = 0;
   allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, rt.world(), o.wait);

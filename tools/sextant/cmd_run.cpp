@@ -316,10 +316,7 @@ void register_run(CLI::App& app, Context& ctx) {
       if (!rt.is_root()) throw ReportedElsewhere{2};  // raised alike on every rank: rank 0 says it
       throw;
     } catch (const std::exception& e) {
-      if (rt.size() > 1) {
-        std::cerr << "sextant: rank " << rt.rank() << ": " << e.what() << "\n";
-        MPI_Abort(MPI_COMM_WORLD, 1);
-      }
+      if (rt.size() > 1) abort_all("sextant: rank " + std::to_string(rt.rank()) + ": " + e.what());
       throw;
     }
   });
