@@ -40,7 +40,8 @@ up options:
                     in the host, which adds ~11 us one-way at every D >= 20 us)
   --spin-us S       delay line busy-waits the last S us before a release (0)
   --no-gro          leave GRO off
-  --pin, --no-pin   host i's delay line and MPI processes on CPU i mod ncpu (or not)
+  --pin, --no-pin   host i's MPI processes on CPU i mod ncpu, its delay line on CPU
+                    hosts + i given 2 CPUs per host, else beside them (or no pinning)
   --cc ALGO         TCP congestion control on the cluster's route (cubic, bbr, reno)
   --sysctl K=V      a sysctl in every host namespace (repeatable), e.g. net.ipv4.tcp_autocorking=0
   --replace         take down a cluster left in the state directory first
@@ -196,13 +197,19 @@ cmd_up() {
     [ ${#sysctls[@]} -eq 0 ] || ip netns exec "$ns" sysctl -qw "${sysctls[@]}"
     echo "h$i $ns $SUBNET.$((i + 1))" >>"$state/hosts"
   done
-  # --pin: host i gets CPU i mod (CPUs we may use), for its delay line and (through
-  # launcher.sh) its MPI processes, so that the delay line and the rank of a host
-  # share a CPU and the wake-up path is the same in every run.
-  local cpu_list=()
+  # --pin: host i's MPI processes (through launcher.sh) get CPU i mod (CPUs we may
+  # use), so that the wake-up path is the same in every run. Its delay line gets a CPU
+  # of its own (CPU hosts + i) where there are two per host, so that the line's
+  # spinning never takes the rank's CPU; with fewer it shares the host's CPU.
+  local cpu_list=() line_cpus=()
   if [ $pin = 1 ]; then
     read -ra cpu_list <<<"$(taskset -pc $$ | sed 's/.*: //' | awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-"); if (n == 2) for (c = r[1]; c <= r[2]; c++) printf "%d ", c; else printf "%d ", r[1] } }')"
-    for ((i = 0; i < hosts; i++)); do echo "h$i ${cpu_list[$((i % ${#cpu_list[@]}))]}" >>"$state/cpus"; done
+    local n=${#cpu_list[@]}
+    for ((i = 0; i < hosts; i++)); do
+      echo "h$i ${cpu_list[$((i % n))]}" >>"$state/cpus"
+      if [ "$n" -ge $((2 * hosts)) ]; then line_cpus+=("${cpu_list[$((hosts + i))]}"); else line_cpus+=("${cpu_list[$((i % n))]}"); fi
+    done
+    log "CPUs: ranks of h0.. on ${cpu_list[*]:0:$((hosts < n ? hosts : n))}, delay lines on ${line_cpus[*]}"
   fi
 
   if [ "$hosts" = 2 ]; then
@@ -254,7 +261,7 @@ cmd_up() {
       # to a log so nothing holds the caller's pipes. ip netns exec and chrt exec, so
       # $! is the delay line itself.
       local pin_cmd=()
-      [ $pin = 1 ] && pin_cmd=(taskset -c "${cpu_list[$((i % ${#cpu_list[@]}))]}")
+      [ $pin = 1 ] && pin_cmd=(taskset -c "${line_cpus[$i]}")
       setsid ip netns exec "$ns" "${pin_cmd[@]}" chrt -f 50 "$delayline" -q $QUEUE -d "$delay_us" -s "$spin_us" -r "$ready" \
         </dev/null >"$state/delayline-h$i.log" 2>&1 &
       local pid=$!
