@@ -1,6 +1,7 @@
 #include "models/step_predictor.hpp"
 
 #include "core/error.hpp"
+#include "models/pipeline_schedule.hpp"
 
 #include <algorithm>
 #include <map>
@@ -9,6 +10,10 @@
 
 namespace sextant::model {
 namespace {
+
+struct Message {
+  double latency = 0, transfer = 0;
+};
 
 class Coster {
  public:
@@ -32,19 +37,13 @@ class Coster {
     return t;
   }
 
-  double comm(const CommOp& op) {
-    if (op.name.empty() || op.ranks < 2 || op.bytes <= 0) return 0;
-    const std::string& level = op.kind == "tp" ? levels_.tp : op.kind == "dp" ? levels_.dp : levels_.pp;
-    auto [at, fresh] = comm_seconds_.try_emplace(
-        {op.collective + '\n' + op.kind + '\n' + level, op.bytes, op.ranks}, 0.0);
-    if (fresh) {
-      auto p = comm_.predict(op.collective, op.bytes, op.ranks, level, dtype_);
-      if (p.extrapolated_ranks || p.extrapolated_bytes)
-        note(op.collective + " (" + op.kind + ") at " + std::to_string(op.ranks) + " ranks: " +
-             (p.extrapolated_ranks ? p.view + " view, extrapolated in ranks" : "extrapolated in size"));
-      at->second = p.seconds;
-    }
-    return at->second;
+  double comm(const CommOp& op) { return costed(op).seconds; }
+
+  // A point-to-point message between stages: what the receiver waits for before it
+  // sees the message (the latency part) and what receiving it takes (the transfer part).
+  Message message(const CommOp& op) {
+    const auto& c = costed(op);
+    return {c.seconds - c.transfer, c.transfer};
   }
 
   double comm(const std::vector<CommOp>& ops) {
@@ -63,8 +62,26 @@ class Coster {
   const std::string& dtype_;
   std::vector<std::string>& notes_;
   std::set<std::string> seen_;
+  struct Costed {
+    double seconds = 0, transfer = 0;  // transfer: the size-dependent (beta) part
+  };
+  const Costed& costed(const CommOp& op) {
+    static const Costed none;
+    if (op.name.empty() || op.ranks < 2 || op.bytes <= 0) return none;
+    const std::string& level = op.kind == "tp" ? levels_.tp : op.kind == "dp" ? levels_.dp : levels_.pp;
+    auto [at, fresh] = comm_costs_.try_emplace({op.collective + '\n' + op.kind + '\n' + level, op.bytes, op.ranks});
+    if (fresh) {
+      auto p = comm_.predict(op.collective, op.bytes, op.ranks, level, dtype_);
+      if (p.extrapolated_ranks || p.extrapolated_bytes)
+        note(op.collective + " (" + op.kind + ") at " + std::to_string(op.ranks) + " ranks: " +
+             (p.extrapolated_ranks ? p.view + " view, extrapolated in ranks" : "extrapolated in size"));
+      at->second = {p.seconds, std::clamp(p.beta_part, 0.0, p.seconds)};
+    }
+    return at->second;
+  }
+
   std::map<std::string, double> op_seconds_;
-  std::map<std::tuple<std::string, double, int>, double> comm_seconds_;
+  std::map<std::tuple<std::string, double, int>, Costed> comm_costs_;
 };
 
 }  // namespace
@@ -95,13 +112,14 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
   Coster cost(comm, compute, levels, cfg.dtype, out.notes);
   out.micro_batches = cfg.micro_batches();
   const int S = static_cast<int>(plan.stages.size()), M = out.micro_batches;
+  if (S < 1) throw Error("predict_step: the plan has no stages");
 
   for (const auto& st : plan.stages) {
     StageTimes t;
     t.forward_compute = cost.compute(st.forward);
     t.backward_compute = cost.compute(st.backward);
-    t.tp_comm = cost.comm(st.forward.comm) + cost.comm(st.backward.comm);
-    t.pp_comm = cost.comm(st.send_activation) + cost.comm(st.send_gradient);
+    t.forward_tp = cost.comm(st.forward.comm);
+    t.backward_tp = cost.comm(st.backward.comm);
     t.dp_total = cost.comm(st.dp_sync);
     if (cfg.overlap_dp && !st.dp_sync.empty()) {
       // Buckets become ready during the last micro-batch's backward; the last bucket
@@ -115,25 +133,63 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
     out.stages.push_back(t);
   }
 
-  int crit = 0, tail = 0;
-  for (int s = 1; s < S; ++s) {
-    if (out.stages[s].per_micro_batch() > out.stages[crit].per_micro_batch()) crit = s;
-    if (out.stages[s].dp_exposed + out.stages[s].optimizer > out.stages[tail].dp_exposed + out.stages[tail].optimizer)
-      tail = s;
+  // Replay every stage's action list. A stage runs its next action as soon as that
+  // action's input exists (the neighbour's action ended); the lists are deadlock-free
+  // (unit.train_schedule), so each sweep over the stages makes progress.
+  std::vector<std::vector<PipelineAction>> actions(S);
+  std::vector<std::size_t> next(S, 0);
+  std::vector<double> free_at(S, 0);
+  std::vector<std::vector<double>> forward_end(S, std::vector<double>(M, -1)), backward_end = forward_end;
+  std::vector<Message> activation(S), gradient(S);  // received by stage s
+  for (int s = 0; s < S; ++s) {
+    actions[s] = schedule_actions(cfg.schedule, S, s, M);
+    if (s > 0) activation[s] = cost.message(plan.stages[s - 1].send_activation);
+    if (s + 1 < S) gradient[s] = cost.message(plan.stages[s + 1].send_gradient);
   }
-  out.critical_stage = crit;
-  const StageTimes& c = out.stages[crit];
-  const StageTimes& e = out.stages[tail];
+  for (bool progressed = true; progressed;) {
+    progressed = false;
+    for (int s = 0; s < S; ++s) {
+      StageTimes& t = out.stages[s];
+      for (; next[s] < actions[s].size(); ++next[s], progressed = true) {
+        const PipelineAction a = actions[s][next[s]];
+        const bool forward = a.kind == PipelineAction::forward;
+        // The input: the previous stage's forward, the next stage's backward; the first
+        // stage's forward reads data, the last stage's backward its own forward.
+        const bool local = forward ? s == 0 : s == S - 1;
+        const double sent = local ? 0 : forward ? forward_end[s - 1][a.micro] : backward_end[s + 1][a.micro];
+        if (sent < 0) break;  // not produced yet
+        const Message in = local ? Message{} : forward ? activation[s] : gradient[s];
+        const double start = std::max(free_at[s], sent + in.latency);
+        t.waits += start - free_at[s];
+        t.transfers += in.transfer;
+        free_at[s] = start + in.transfer +
+                     (forward ? t.forward_compute + t.forward_tp : t.backward_compute + t.backward_tp);
+        (forward ? forward_end : backward_end)[s][a.micro] = free_at[s];
+      }
+    }
+  }
+  for (int s = 0; s < S; ++s)
+    if (next[s] < actions[s].size())
+      throw Error("predict_step: the pipeline schedule of stage " + std::to_string(s) + " cannot proceed");
+
+  int last = 0;
+  for (int s = 0; s < S; ++s) {
+    StageTimes& t = out.stages[s];
+    t.finish = free_at[s] + t.dp_exposed + t.optimizer;
+    if (t.finish > out.stages[last].finish) last = s;
+  }
+  out.critical_stage = last;
+  const StageTimes& c = out.stages[last];
   out.breakdown = {
       {"forward compute", M * c.forward_compute},
       {"backward compute", M * c.backward_compute},
-      {"tp communication", M * c.tp_comm},
-      {"pp communication", M * c.pp_comm},
-      {"pipeline bubble", (S - 1) * c.per_micro_batch()},
-      {"dp communication (exposed)", e.dp_exposed},
-      {"optimizer", e.optimizer},
+      {"tp communication", M * (c.forward_tp + c.backward_tp)},
+      {"pp communication", c.transfers},
+      {"pipeline bubble", c.waits},
+      {"dp communication (exposed)", c.dp_exposed},
+      {"optimizer", c.optimizer},
   };
-  for (const auto& [name, t] : out.breakdown) out.total += t;
+  out.total = c.finish;
   out.bubble_fraction = double(S - 1) / double(M + S - 1);
   return out;
 }

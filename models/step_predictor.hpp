@@ -1,16 +1,23 @@
 #pragma once
 // Predicts one training step of a StepPlan from a model file: operator times from the
-// compute model, communication from the collective models, assembled as a pipeline:
+// compute model, communication from the collective models, assembled by replaying the
+// pipeline schedule the proxy runs (models/pipeline_schedule.hpp):
 //
-//   per micro-batch on stage s:  F_s = forward compute + TP comm + activation send
-//                                B_s = backward compute + TP comm + gradient send
-//   pipeline (GPipe and 1F1B alike, uniform micro-batches):
-//                                (M + S - 1) (F + B) of the slowest stage
-//   bubble:                      (S - 1) (F + B), i.e. the fraction (S - 1)/(M + S - 1)
-//   then gradient sync (exposed part: all of it, or with overlap what the last
-//   micro-batch's backward compute does not hide) and the optimizer step.
+//   per micro-batch on stage s:  F_s = forward compute + its TP collectives
+//                                B_s = backward compute + its TP collectives
+//   an action starts when its stage is free and its input has arrived: a message sent
+//   when the neighbour's action ends is seen alpha later (the pt2pt model's latency
+//   part) and then takes the receiving stage its transfer part (beta n) before the
+//   compute starts. Each stage's last action is followed by its gradient sync (exposed
+//   part: all of it, or with overlap what the last micro-batch's backward compute does
+//   not hide) and its optimizer step; the step ends with the last stage to finish.
 //
-// The breakdown adds up to the total.
+// With free messages and equal stages this is the classic (M + S - 1)(F + B) for GPipe
+// and 1F1B alike; with latency it is not: 1F1B keeps few micro-batches in flight, so a
+// stage waits a round trip between neighbours in every cycle where the work in flight
+// does not cover it. The breakdown is the finishing stage's and adds up to the total:
+// its compute, TP collectives, received transfers (pp communication), waits (pipeline
+// bubble), exposed gradient sync and optimizer.
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,17 +43,18 @@ LevelMap placed_levels(const TrainConfig& config, int ranks_per_node, const Comm
 
 struct StageTimes {
   double forward_compute = 0, backward_compute = 0;  // per micro-batch
-  double tp_comm = 0;                                // per micro-batch, forward + backward
-  double pp_comm = 0;                                // per micro-batch, activation + gradient sends
+  double forward_tp = 0, backward_tp = 0;            // per micro-batch, TP collectives
   double dp_total = 0, dp_exposed = 0, optimizer = 0;  // per step
-  double per_micro_batch() const { return forward_compute + backward_compute + tp_comm + pp_comm; }
+  // From the replayed schedule, per step: waiting for a neighbour, receiving transfers,
+  // and when the stage's step ends (its last action, gradient sync and optimizer).
+  double waits = 0, transfers = 0, finish = 0;
 };
 
 struct StepPrediction {
   std::vector<StageTimes> stages;
-  int micro_batches = 1, critical_stage = 0;
+  int micro_batches = 1, critical_stage = 0;  // the stage that finishes last
   double total = 0;
-  double bubble_fraction = 0;
+  double bubble_fraction = 0;  // the ideal (S - 1) / (M + S - 1); the replay's waits are in the breakdown
   std::vector<std::pair<std::string, double>> breakdown;  // adds up to total
   std::vector<std::string> notes;                         // uncalibrated families, extrapolations
 };

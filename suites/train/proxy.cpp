@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "models/pipeline_schedule.hpp"
 #include "suites/train/data.hpp"
 #include "suites/train/dp_sync.hpp"
 #include "suites/train/layout.hpp"
@@ -18,7 +19,6 @@
 #include "suites/train/optimizer.hpp"
 #include "suites/train/params.hpp"
 #include "suites/train/recorder.hpp"
-#include "suites/train/schedule.hpp"
 
 namespace sextant::train {
 
@@ -162,7 +162,7 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
       throw UsageError("a gradient bucket of " + std::to_string(b.elements) +
                        " elements exceeds the MPI count limit (2^31 - 1)");
   Recorder rec;
-  const int slots = slots_needed(c.schedule, c.pp, layout.pp_rank, M);
+  const int slots = model::slots_needed(c.schedule, c.pp, layout.pp_rank, M);
   Stage<S> stage(c, layout, rec, store, slots, mine.layers_first, mine.layers_count, o.wait);
   stage.loss_scale = 1.0 / (double(c.global_batch) * c.seq);
   DpSync<S> dp(store, layout, c.zero1, c.overlap_dp, o.wait, rec);
@@ -170,9 +170,9 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
   PipeComm<S> pipe(layout, slots, o.wait, rec);
   rec.add_poller(&pipe);
   if (dp.overlapped()) rec.add_poller(&dp);
-  const auto actions = schedule_actions(c.schedule, c.pp, layout.pp_rank, M);
+  const auto actions = model::schedule_actions(c.schedule, c.pp, layout.pp_rank, M);
   const int last_backward = int(std::find_if(actions.rbegin(), actions.rend(),
-                                             [](const Action& a) { return a.kind == Action::backward; })
+                                             [](const model::PipelineAction& a) { return a.kind == model::PipelineAction::backward; })
                                     .base() - actions.begin()) - 1;
 
   TokenMatrix rows("sextant::train::rows", M, T), targets("sextant::train::targets", M, T);
@@ -210,10 +210,10 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
     const double t0 = MPI_Wtime();
     double loss = 0;
     for (int i = 0; i < int(actions.size()); ++i) {
-      const Action a = actions[i];
+      const model::PipelineAction a = actions[i];
       const int slot = a.micro % slots;
       const bool trace_micro = tracing && a.micro == 0;
-      if (a.kind == Action::forward) {
+      if (a.kind == model::PipelineAction::forward) {
         rec.set_pass(Pass::forward);
         pipe.release_activation(slot);
         if (!layout.first_stage())

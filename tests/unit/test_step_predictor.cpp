@@ -1,8 +1,10 @@
 // Tests of predict_step (models/step_predictor.hpp) on models whose every cost is known
 // in closed form: operators at the roofline bound of one peak and one bandwidth, every
-// collective one Hockney line alpha + beta n. The expected step is computed here from
-// the plan and the pipeline formula written in the header, independently of the
-// predictor's code; the layout search is checked against predict_step of each layout.
+// collective one Hockney line alpha + beta n. One stage: the expected step is the sum of
+// the plan's costs, computed here from the plan. Pipelines: stages built here with
+// chosen forward, backward and message times, against the classic closed forms and
+// timelines worked by hand (in the comments); the layout search is checked against
+// predict_step of each layout.
 #include "models/step_predictor.hpp"
 
 #include <gtest/gtest.h>
@@ -80,28 +82,18 @@ double line(const std::vector<CommOp>& ops, const LevelMap& levels) {
   return t;
 }
 
-struct Expected {
-  double total = 0, bubble_fraction = 0;
-};
-
-// (M + S - 1) x the slowest stage's micro-batch, then the slowest tail of gradient sync
-// (all of it exposed, or with overlap what the last backward does not hide) and update.
-Expected expected_step(const StepPlan& plan, const LevelMap& levels) {
+// One stage (no pipeline): M micro-batches of forward, backward and their TP
+// collectives, then the slowest gradient sync tail (all of it exposed, or with overlap
+// what the last backward does not hide) and the optimizer.
+double expected_single_stage(const StepPlan& plan, const LevelMap& levels) {
   const TrainConfig& c = plan.config;
-  const int S = c.pp, M = c.micro_batches();
-  double slowest = 0, tail = 0;
-  for (const auto& st : plan.stages) {
-    const double backward = roof(st.backward);
-    slowest = std::max(slowest, roof(st.forward) + backward + line(st.forward.comm, levels) +
-                                    line(st.backward.comm, levels) + line(st.send_activation, levels) +
-                                    line(st.send_gradient, levels));
-    const double dp = line(st.dp_sync, levels);
-    const double exposed = c.overlap_dp && !st.dp_sync.empty()
-                               ? std::max(line(st.dp_sync.back(), levels), dp - backward)
-                               : dp;
-    tail = std::max(tail, exposed + roof(st.optimizer) + line(st.optimizer.comm, levels));
-  }
-  return {(M + S - 1) * slowest + tail, double(S - 1) / (M + S - 1)};
+  const auto& st = plan.stages.at(0);
+  const double backward = roof(st.backward);
+  const double micro = roof(st.forward) + backward + line(st.forward.comm, levels) + line(st.backward.comm, levels);
+  const double dp = line(st.dp_sync, levels);
+  const double exposed =
+      c.overlap_dp && !st.dp_sync.empty() ? std::max(line(st.dp_sync.back(), levels), dp - backward) : dp;
+  return c.micro_batches() * micro + exposed + roof(st.optimizer) + line(st.optimizer.comm, levels);
 }
 
 TrainConfig config(int dp, int tp, int pp) {
@@ -111,20 +103,43 @@ TrainConfig config(int dp, int tp, int pp) {
   return c;
 }
 
-void expect_matches(const TrainConfig& c, const LevelMap& levels = {}) {
-  SCOPED_TRACE("dp " + std::to_string(c.dp) + " tp " + std::to_string(c.tp) + " pp " + std::to_string(c.pp) +
-               (c.zero1 ? " zero1" : "") + (c.overlap_dp ? " overlap" : "") + " tp level " + levels.tp);
-  const auto plan = plan_step(c);
-  const auto p = predict_step(plan, comm_model(), compute_model(), levels);
-  const auto e = expected_step(plan, levels);
-  EXPECT_NEAR(p.total, e.total, 1e-12 * e.total);
-  EXPECT_DOUBLE_EQ(p.bubble_fraction, e.bubble_fraction);
+void expect_parts_add_up(const StepPrediction& p) {
   double parts = 0;
   for (const auto& [name, t] : p.breakdown) {
     EXPECT_GE(t, 0) << name;
     parts += t;
   }
   EXPECT_NEAR(parts, p.total, 1e-12 * p.total);
+}
+
+// One stage: the sum of the plan's costs. More stages: no stage can finish before its
+// own work is done (its compute, TP collectives, received transfers, gradient sync and
+// optimizer), and the step ends with the stage that finishes last.
+void expect_matches(const TrainConfig& c, const LevelMap& levels = {}) {
+  SCOPED_TRACE("dp " + std::to_string(c.dp) + " tp " + std::to_string(c.tp) + " pp " + std::to_string(c.pp) +
+               (c.zero1 ? " zero1" : "") + (c.overlap_dp ? " overlap" : "") + " tp level " + levels.tp);
+  const auto plan = plan_step(c);
+  const auto p = predict_step(plan, comm_model(), compute_model(), levels);
+  EXPECT_DOUBLE_EQ(p.bubble_fraction, double(c.pp - 1) / (c.micro_batches() + c.pp - 1));
+  expect_parts_add_up(p);
+  if (c.pp == 1) {
+    const double e = expected_single_stage(plan, levels);
+    EXPECT_NEAR(p.total, e, 1e-12 * e);
+    return;
+  }
+  const int M = c.micro_batches();
+  double latest = 0;
+  for (int s = 0; s < c.pp; ++s) {
+    const auto& st = plan.stages[s];
+    double own = M * (roof(st.forward) + roof(st.backward) + line(st.forward.comm, levels) +
+                      line(st.backward.comm, levels)) +
+                 roof(st.optimizer) + line(st.optimizer.comm, levels);
+    if (!c.overlap_dp) own += line(st.dp_sync, levels);
+    EXPECT_LE(own, p.total * (1 + 1e-12)) << "stage " << s;
+    latest = std::max(latest, p.stages[s].finish);
+  }
+  EXPECT_DOUBLE_EQ(p.total, latest);
+  EXPECT_DOUBLE_EQ(p.stages[p.critical_stage].finish, p.total);
 }
 
 TEST(StepPredictor, OneRankIsTheSumOfItsOperators) { expect_matches(config(1, 1, 1)); }
@@ -136,13 +151,102 @@ TEST(StepPredictor, EveryParallelismMatchesTheClosedForm) {
 }
 
 TEST(StepPredictor, ZeroOneAndOverlapMatchTheClosedForm) {
-  auto c = config(2, 1, 2);
-  c.zero1 = true;
-  expect_matches(c);
-  c.zero1 = false;
-  c.overlap_dp = true;
-  c.bucket_bytes = 8192;
-  expect_matches(c);
+  for (int pp : {1, 2}) {
+    auto c = config(2, 1, pp);
+    c.zero1 = true;
+    expect_matches(c);
+    c.zero1 = false;
+    c.overlap_dp = true;
+    c.bucket_bytes = 8192;
+    expect_matches(c);
+  }
+}
+
+// Pipelines with chosen costs: S equal stages whose forward takes F and backward B
+// (one operator at the roofline's peak), messages between them a Hockney line with
+// latency a and transfer b (a pingpong fit at the message's size).
+constexpr double message_bytes = 1e6;
+
+StepPrediction pipeline(Schedule schedule, int S, int M, double F, double B, double a, double b) {
+  StepPlan plan;
+  plan.config.pp = S;
+  plan.config.micro_batch = 1;
+  plan.config.global_batch = M;
+  plan.config.schedule = schedule;
+  for (int s = 0; s < S; ++s) {
+    StagePlan st;
+    st.stage = s;
+    st.forward.compute = {{"f", "gemm", "forward", F * peak, 0, ""}};
+    st.backward.compute = {{"b", "gemm", "backward", B * peak, 0, ""}};
+    if (s + 1 < S) st.send_activation = {"act", "pp", "pingpong", message_bytes, 2};
+    if (s > 0) st.send_gradient = {"grad", "pp", "pingpong", message_bytes, 2};
+    plan.stages.push_back(st);
+  }
+  CommModel comm;
+  CommFit f;
+  f.benchmark = "pingpong", f.level = "world", f.dtype = "byte", f.ranks = 2;
+  Segment line;
+  line.lo_bytes = 1, line.hi_bytes = 1e12, line.alpha = a, line.beta = b / message_bytes, line.points = 10;
+  f.fit.segments.push_back(line);
+  f.bytes_min = line.lo_bytes, f.bytes_max = line.hi_bytes;
+  comm.fits.push_back(f);
+  return predict_step(plan, comm, compute_model());
+}
+
+double part(const StepPrediction& p, const std::string& name) {
+  for (const auto& [n, t] : p.breakdown)
+    if (n == name) return t;
+  return -1.0;
+}
+
+TEST(StepPredictor, FreeMessagesGiveTheClassicPipeline) {
+  // (M + S - 1)(F + B) for both schedules, the bubble (S - 1)(F + B).
+  for (auto schedule : {Schedule::gpipe, Schedule::one_f_one_b})
+    for (auto [S, M] : {std::array{2, 4}, {4, 4}, {4, 8}, {3, 1}}) {
+      const auto p = pipeline(schedule, S, M, 1e-3, 2e-3, 0, 0);
+      EXPECT_NEAR(p.total, (M + S - 1) * 3e-3, 1e-15) << (schedule == Schedule::gpipe ? "gpipe" : "1f1b") << " S " << S << " M " << M;
+      EXPECT_NEAR(part(p, "pipeline bubble"), (S - 1) * 3e-3, 1e-15);
+      expect_parts_add_up(p);
+    }
+}
+
+TEST(StepPredictor, GPipePaysTheLatencyOnceEachWay) {
+  // Fill and drain cross S - 1 links each way: (M + S - 1)(F + B) + 2 (S - 1) a.
+  for (auto [S, M] : {std::array{2, 3}, {4, 8}}) {
+    const double a = 0.5e-3;
+    const auto p = pipeline(Schedule::gpipe, S, M, 1e-3, 2e-3, a, 0);
+    EXPECT_NEAR(p.total, (M + S - 1) * 3e-3 + 2 * (S - 1) * a, 1e-15) << "S " << S << " M " << M;
+    expect_parts_add_up(p);
+  }
+}
+
+TEST(StepPredictor, OneFOneBWaitsARoundTripPerCycle) {
+  // S = 2, M = 3, F = 1, B = 2, a = 0.5 (ms). Stage 0 runs F0 F1 B0 F2 B1 B2, stage 1
+  // F0 B0 F1 B1 F2 B2:
+  //   stage 1: F0 1.5-2.5, B0 2.5-4.5, F1 4.5-5.5, B1 5.5-7.5, F2 8.5-9.5, B2 9.5-11.5
+  //   stage 0: F0 0-1, F1 1-2, B0 5-7, F2 7-8, B1 8-10, B2 12-14
+  // 14 ms, 2 more than the classic 12 and 1 more than GPipe's 13 (its B0 7-9, B1 9-11,
+  // B2 11-13): one micro-batch in flight cannot cover the round trip. Stage 0 waits
+  // 2-5 and 10-12.
+  const auto p = pipeline(Schedule::one_f_one_b, 2, 3, 1e-3, 2e-3, 0.5e-3, 0);
+  EXPECT_NEAR(p.total, 14e-3, 1e-15);
+  EXPECT_EQ(p.critical_stage, 0);
+  EXPECT_NEAR(part(p, "pipeline bubble"), 5e-3, 1e-15);
+  EXPECT_NEAR(part(p, "forward compute") + part(p, "backward compute"), 9e-3, 1e-15);
+  EXPECT_NEAR(pipeline(Schedule::gpipe, 2, 3, 1e-3, 2e-3, 0.5e-3, 0).total, 13e-3, 1e-15);
+}
+
+TEST(StepPredictor, ReceivingATransferKeepsTheStageBusy) {
+  // GPipe, S = 2, M = 3, F = 1, B = 2, a = 0, b = 0.25 (ms): each receive takes its
+  // stage 0.25 before the compute starts.
+  //   stage 1: F0 1-2.25, F1 2.25-3.5, F2 3.5-4.75, B0 -6.75, B1 -8.75, B2 -10.75
+  //   stage 0: F0 0-1, F1 1-2, F2 2-3, B0 6.75-9, B1 9-11.25, B2 11.25-13.5
+  // Stage 0: 9 computing, 0.75 receiving, 3.75 waiting.
+  const auto p = pipeline(Schedule::gpipe, 2, 3, 1e-3, 2e-3, 0, 0.25e-3);
+  EXPECT_NEAR(p.total, 13.5e-3, 1e-15);
+  EXPECT_NEAR(part(p, "pp communication"), 0.75e-3, 1e-15);
+  EXPECT_NEAR(part(p, "pipeline bubble"), 3.75e-3, 1e-15);
+  expect_parts_add_up(p);
 }
 
 TEST(StepPredictor, EachKindOfTrafficIsCostedOnItsLevel) {
@@ -154,11 +258,6 @@ TEST(StepPredictor, EachKindOfTrafficIsCostedOnItsLevel) {
   const auto plan = plan_step(c);
   const auto world = predict_step(plan, comm_model(), compute_model());
   const auto intra = predict_step(plan, comm_model(), compute_model(), intra_tp);
-  auto part = [](const StepPrediction& p, const std::string& name) {
-    for (const auto& [n, t] : p.breakdown)
-      if (n == name) return t;
-    return -1.0;
-  };
   EXPECT_LT(part(intra, "tp communication"), part(world, "tp communication"));
   EXPECT_DOUBLE_EQ(part(intra, "dp communication (exposed)"), part(world, "dp communication (exposed)"));
   EXPECT_DOUBLE_EQ(part(intra, "forward compute"), part(world, "forward compute"));
@@ -210,7 +309,9 @@ TEST(LayoutSearch, RanksEveryLayoutByItsOwnPrediction) {
     EXPECT_EQ(r.config.ranks(), 8);
     const auto own = predict_step(plan_step(r.config), comm_model(), compute_model());
     EXPECT_DOUBLE_EQ(r.prediction.total, own.total);
-    if (i > 0) EXPECT_LE(found.layouts[i - 1].prediction.total, r.prediction.total);
+    if (i > 0) {
+      EXPECT_LE(found.layouts[i - 1].prediction.total, r.prediction.total);
+    }
   }
   // Placed: every layout on the levels its groups cross, and costed there.
   const auto placed = search_layouts(base, 8, comm_model(), compute_model(), {}, 0, 4);
