@@ -99,6 +99,7 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
   if (o.steps > 0) {  // exactly the steps asked for
     so.steps = o.steps;
     so.min_seconds = 0;
+    so.precision = 0;
   }
   run_train_sweep(rt, sweep, so, results.get(), json);
   // Was the machine as fast at the end as when its operators were measured? (Timings

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <limits>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -171,9 +172,8 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
   rec.add_poller(&pipe);
   if (dp.overlapped()) rec.add_poller(&dp);
   const auto actions = model::schedule_actions(c.schedule, c.pp, layout.pp_rank, M);
-  const int last_backward = int(std::find_if(actions.rbegin(), actions.rend(),
-                                             [](const model::PipelineAction& a) { return a.kind == model::PipelineAction::backward; })
-                                    .base() - actions.begin()) - 1;
+  const auto is_backward = [](const model::PipelineAction& a) { return a.kind == model::PipelineAction::backward; };
+  const int last_backward = int(std::find_if(actions.rbegin(), actions.rend(), is_backward).base() - actions.begin()) - 1;
 
   TokenMatrix rows("sextant::train::rows", M, T), targets("sextant::train::targets", M, T);
   stage.set_data(rows, targets);
@@ -193,9 +193,21 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
   traced.layers_count = mine.layers_count;
   traced.parameters = double(store.layout().parameters);
 
+  // The stop rule reads only values every rank has (the ranks' mean step times), so all
+  // ranks stop after the same step.
+  std::vector<double> mean_step_times;
+  const auto precise_enough = [&] {
+    if (o.precision <= 0) return true;
+    stats::StopRule rule;
+    rule.rel_half_width = o.precision;
+    rule.budget_seconds = o.max_seconds > 0 ? o.max_seconds : std::numeric_limits<double>::infinity();
+    rule.min_samples = 1;
+    rule.max_samples = std::numeric_limits<std::size_t>::max();
+    return stats::should_stop(rule, mean_step_times, measured_seconds).has_value();
+  };
   int measured = 0;
   for (int step = 0; step < o.warmup + max_steps; ++step) {
-    if (step >= o.warmup && measured >= o.steps && measured_seconds >= o.min_seconds) break;
+    if (step >= o.warmup && measured >= o.steps && measured_seconds >= o.min_seconds && precise_enough()) break;
     // Data staging (a data loader's job) is not part of the step.
     fill_step_data(rows, targets, o.seed, o.repeat_first_batch ? 0 : step, c.global_batch, layout.dp_rank, c.micro_batch, c.seq, c.vocab,
                    vocab_shard * layout.tp_rank, vocab_shard);
@@ -266,6 +278,7 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
     if (step >= o.warmup) {
       ++measured;
       measured_seconds += sums[1] / result.ranks;
+      mean_step_times.push_back(sums[1] / result.ranks);
     }
   }
   result.steps = measured;

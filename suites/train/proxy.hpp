@@ -24,6 +24,11 @@ struct TrainRunOptions {
   // rank has, so all ranks stop together.
   double min_seconds = 0;
   int max_steps = 0;     // 0: steps
+  // Then, while the 95% CI of the median step is wider than +-precision of it, more
+  // steps (up to max_steps, or until the measured steps add up to max_seconds): a few
+  // seconds of a co-tenant's load on a shared machine slow most of a large model's
+  // first steps, and only more steps after it show the median (0: off).
+  double precision = 0, max_seconds = 0;
   int warmup = 2;        // steps run before the measured ones (their loss is recorded too)
   std::uint64_t seed = 1;  // parameters and data; the same for every parallel layout
   WaitMode wait = WaitMode::blocking;  // yield when ranks outnumber cores

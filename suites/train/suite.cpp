@@ -126,6 +126,8 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
   run.warmup = o.warmup;
   run.min_seconds = o.min_seconds;
   run.max_steps = o.max_steps;
+  run.precision = o.precision;
+  run.max_seconds = o.max_seconds;
   run.wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
   // Diagnostic: each kernel's time inside the step against the compute model's estimate.
   run.profile = std::getenv("SEXTANT_TRAIN_PROFILE") != nullptr;

@@ -37,6 +37,10 @@ struct SweepOptions {
   // the median of a small model's steps needs more of them than a large model's.
   double min_seconds = 0.5;
   int max_steps = 200;
+  // Then more steps until the median step is known within +-5% (95% CI), for at most
+  // 10 s of steps: the judged error's goal is 5% (median) and the instrument should
+  // not be the larger part of it (see TrainRunOptions::precision).
+  double precision = 0.05, max_seconds = 10;
   std::string model_path;  // comm + compute model fitted in this run
   std::string level = "world";
 };
