@@ -230,9 +230,8 @@ std::vector<MeasuredGroup> read_comm_results(const std::string& results_path, Pr
 
 CommModel CommModel::fit_results(const std::string& results_path, const FitOptions& options) {
   CommModel m;
-  m.source_file = results_path;
   std::vector<std::vector<Measured>> measured;  // per fit, for the algorithm view
-  for (auto& g : read_comm_results(results_path, &m.source)) {
+  for (auto& g : read_comm_results(results_path)) {
     if (g.unmeasured)
       std::fprintf(stderr, "sextant fit: WARNING: %s: %zu sizes not measured, left out (%s)\n", g.where.c_str(),
                    g.unmeasured, g.unmeasured_reason.c_str());
@@ -287,15 +286,8 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
   return m;
 }
 
-CommModel CommModel::read(const std::string& model_path) {
-  h5::File file = open_checked(model_path, model_schema);
+CommModel CommModel::read(const h5::Group& file) {
   CommModel m;
-  if (file.has("source")) {
-    h5::Group src = file.group("source");
-    m.source = read_provenance(src);
-    m.source.fields.erase("file");  // the results path, kept apart from its provenance
-    if (src.has_attr("file")) m.source_file = src.attr_string("file");
-  }
   for_each_comm_group(file, "comm", [&](const h5::Group& g, const std::string& level, const std::string& bench,
                                         const std::string& dtype) { m.fits.push_back(read_fit(g, level, bench, dtype)); });
   if (file.has("comm_loggp")) {
@@ -333,10 +325,6 @@ void CommModel::write_into(h5::Group& root) const {
   for (const auto& a : algorithms)
     write_algorithm_fit(
         algs.create_group(a.level).create_group(a.benchmark).create_group(a.dtype).create_group(rank_group(a.ranks)), a);
-}
-
-void CommModel::write(const std::string& model_path, const Provenance& fit_provenance) const {
-  write_model_file(model_path, fit_provenance, source, source_file, [&](h5::Group& root) { write_into(root); });
 }
 
 const CommFit* CommModel::find(const std::string& benchmark, const std::string& level, const std::string& dtype,

@@ -97,16 +97,12 @@ class CommModel {
   std::vector<CommFit> fits;
   std::vector<AlgorithmFit> algorithms;
   std::vector<LogGP> loggp;
-  Provenance source;                   // of the results the fit came from
-  std::string source_file;
 
   // Fits every comm benchmark in a results file (schema checked).
   static CommModel fit_results(const std::string& results_path, const FitOptions& options = {});
-  // Reads the comm part of a model file (schema checked).
-  static CommModel read(const std::string& model_path);
-
-  // Writes a model file holding only this part (models/model_file.hpp).
-  void write(const std::string& model_path, const Provenance& fit_provenance) const;
+  // The model file's comm part (/comm, /comm_loggp, /comm_algorithms under the root of
+  // a file whose schema was checked): read_model_file (models/model_file.hpp) calls it.
+  static CommModel read(const h5::Group& root);
   // Writes /comm, /comm_loggp and /comm_algorithms under root.
   void write_into(h5::Group& root) const;
 

@@ -63,11 +63,6 @@ std::string variant_key(const std::string& kernel, const std::string& shape) {
   return flags.empty() ? kernel : kernel + "[" + flags + "]";
 }
 
-bool ComputeModel::has_compute(const std::string& path) {
-  h5::File f(path, h5::File::Mode::read);
-  return f.has("compute");
-}
-
 ComputeModel ComputeModel::fit_results(const std::string& results_path) {
   h5::File file = open_checked(results_path, results_schema);
   if (!file.has("compute")) throw Error(results_path + ": no /compute group (run the compute suite)");
@@ -128,10 +123,8 @@ ComputeModel ComputeModel::fit_results(const std::string& results_path) {
 }
 
 // What the compute part may hold is checked where it is read (require_value).
-std::optional<ComputeModel> ComputeModel::read(const std::string& model_path) {
-  h5::File file = open_checked(model_path, model_schema);
-  if (!file.has("compute")) return std::nullopt;
-  h5::Group c = file.group("compute");
+ComputeModel ComputeModel::read(const h5::Group& root) {
+  h5::Group c = root.group("compute");
   ComputeModel m;
   m.threads = static_cast<int>(c.attr_int("threads"));
   h5::Group ceil = c.group("ceilings");

@@ -46,9 +46,9 @@ struct ComputeModel {
 
   // From a results file with a /compute group; throws naming the file if it has none.
   static ComputeModel fit_results(const std::string& results_path);
-  static bool has_compute(const std::string& path);  // results or model file
-  // From a model file; nothing when the file has no /compute part.
-  static std::optional<ComputeModel> read(const std::string& model_path);
+  // The model file's compute part (/compute under the root of a file whose schema was
+  // checked): read_model_file (models/model_file.hpp) calls it.
+  static ComputeModel read(const h5::Group& root);
   void write_into(h5::Group& root) const;
 
   // Operator models are keyed by kernel name ("layernorm_backward"), and by

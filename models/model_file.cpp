@@ -22,30 +22,47 @@ ModelFile fit_model_file(const std::string& results_path, const ModelParts& part
 }
 
 void write_model_file(const std::string& model_path, const Provenance& fit_provenance, const ModelFile& model) {
-  write_model_file(model_path, fit_provenance, model.source, model.source_file, [&](h5::Group& root) {
-    if (model.comm) model.comm->write_into(root);
-    if (model.compute) model.compute->write_into(root);
-  });
-}
-
-void write_model_file(const std::string& model_path, const Provenance& fit_provenance, const Provenance& source,
-                      const std::string& source_file, const std::function<void(h5::Group&)>& write_parts) {
   FileReplacement replacement(model_path);
   try {
     h5::File file(replacement.path(), h5::File::Mode::create_truncate);
     write_meta(file, model_schema, fit_provenance);
     h5::Group src = file.create_group("source");
-    src.set_attr("file", source_file);
-    for (const auto& [k, v] : source.fields) src.set_attr(k, v);
-    src.set_attr("ranks", static_cast<std::int64_t>(source.ranks));
+    src.set_attr("file", model.source_file);
+    for (const auto& [k, v] : model.source.fields) src.set_attr(k, v);
+    src.set_attr("ranks", static_cast<std::int64_t>(model.source.ranks));
     h5::Group env = src.create_group("environment");
-    for (const auto& [k, v] : source.environment) env.set_attr(k, v);
-    write_parts(file);
+    for (const auto& [k, v] : model.source.environment) env.set_attr(k, v);
+    if (model.comm) model.comm->write_into(file);
+    if (model.compute) model.compute->write_into(file);
     file.close();
   } catch (const Error& e) {  // the message names the temporary; the user named the model
     throw Error(model_path + ": not written: " + e.what());
   }
   replacement.commit();
+}
+
+ModelFile read_model_file(const std::string& model_path) {
+  h5::File file = open_checked(model_path, model_schema);
+  ModelFile m;
+  if (file.has("source")) {
+    h5::Group src = file.group("source");
+    m.source = read_provenance(src);
+    m.source.fields.erase("file");  // the results path, kept apart from its provenance
+    if (src.has_attr("file")) m.source_file = src.attr_string("file");
+  }
+  if (file.has("comm")) m.comm = CommModel::read(file);
+  if (file.has("compute")) m.compute = ComputeModel::read(file);
+  return m;
+}
+
+const CommModel& comm_part(const ModelFile& model, const std::string& model_path) {
+  if (!model.comm) throw Error(model_path + ": no communication part (fit a results file of the comm or train suite)");
+  return *model.comm;
+}
+
+const ComputeModel& compute_part(const ModelFile& model, const std::string& model_path) {
+  if (!model.compute) throw Error(model_path + ": no compute part (fit a results file of the compute or train suite)");
+  return *model.compute;
 }
 
 }  // namespace sextant::model

@@ -1,10 +1,9 @@
 #pragma once
 // The model file (schema sextant.model, docs/file-formats.md): every part fitted from
 // one results file, written together. A part is a member of ModelFile, fitted by
-// fit_model_file when the results hold its measurements and written by
-// write_model_file after the /meta and /source every model file has; a new part (a
-// third kind of measurement) plugs in at those three places and nowhere else.
-#include <functional>
+// fit_model_file when the results hold its measurements, written by write_model_file
+// after the /meta and /source every model file has, and read by read_model_file; a new
+// part (a third kind of measurement) plugs in at those four places and nowhere else.
 #include <optional>
 #include <string>
 
@@ -34,9 +33,12 @@ ModelFile fit_model_file(const std::string& results_path, const ModelParts& part
 // never sees half a file. fit_provenance: the process that fitted it.
 void write_model_file(const std::string& model_path, const Provenance& fit_provenance, const ModelFile& model);
 
-// The same for parts written by a callback under the file's root (after /meta and
-// /source): for a single part (CommModel::write).
-void write_model_file(const std::string& model_path, const Provenance& fit_provenance, const Provenance& source,
-                      const std::string& source_file, const std::function<void(h5::Group&)>& write_parts);
+// Reads a model file (schema checked, values checked where read): every part it holds;
+// a part it lacks is nullopt. The one way to read a model file.
+ModelFile read_model_file(const std::string& model_path);
+
+// The part, or Error naming the file and what would have made the part.
+const CommModel& comm_part(const ModelFile& model, const std::string& model_path);
+const ComputeModel& compute_part(const ModelFile& model, const std::string& model_path);
 
 }  // namespace sextant::model

@@ -20,6 +20,7 @@
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"
 #include "models/json.hpp"
+#include "models/model_file.hpp"
 #include "models/layout_search.hpp"
 #include "models/step_predictor.hpp"
 
@@ -65,8 +66,10 @@ model::LevelMap levels_of(const py::object& levels) {
 class Model {
  public:
   explicit Model(const std::string& path)
-      : path_(path), comm_(model::CommModel::read(path)), compute_(model::ComputeModel::read(path)) {
-    if (comm_->fits.empty()) comm_.reset();
+      : path_(path) {
+    auto file = model::read_model_file(path);
+    comm_ = std::move(file.comm);
+    compute_ = std::move(file.compute);
     if (!comm_ && !compute_) throw Error(path + ": neither a communication nor a compute part");
   }
 

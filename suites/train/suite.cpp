@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "models/json.hpp"
+#include "models/model_file.hpp"
 #include "models/step_predictor.hpp"
 #include "suites/common/json_results.hpp"
 #include "suites/common/results.hpp"
@@ -110,9 +111,9 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
   std::optional<model::CommModel> comm;
   std::optional<model::ComputeModel> compute;
   if (rt.is_root()) {
-    comm = model::CommModel::read(o.model_path);
-    compute = model::ComputeModel::read(o.model_path);
-    if (!compute) throw Error(o.model_path + ": no compute part: the train sweep needs operator models");
+    auto file = model::read_model_file(o.model_path);
+    compute = model::compute_part(file, o.model_path);
+    comm = file.comm.value_or(model::CommModel{});  // none on one rank
     std::printf("# training proxy: predicted (from %s) vs measured, %d ranks, %d threads per rank%s\n",
                 o.model_path.c_str(), rt.size(), rt.threads_per_rank(),
                 rt.oversubscribed() ? " (OVERSUBSCRIBED: timings not meaningful)" : "");
@@ -240,12 +241,12 @@ std::optional<double> check_operator_drift(Runtime& rt, compute::MeasureOptions 
   double out[2] = {0, 0};  // time-weighted ratio, median ratio; 0: none compared
   std::size_t compared = 0;
   if (rt.is_root()) {
-    const auto model = model::ComputeModel::read(model_path);
-    if (!model) throw Error(model_path + ": no compute part: nothing to compare the operators with");
+    const auto file = model::read_model_file(model_path);
+    const auto& model = model::compute_part(file, model_path);
     double before = 0, after = 0;
     std::vector<double> ratios;
     for (const auto& m : again) {
-      const auto e = model->predict(m.name, m.dtype, 0, 0, "", m.shape);
+      const auto e = model.predict(m.name, m.dtype, 0, 0, "", m.shape);
       if (e.model != "measured" || !(e.seconds > 0) || !(m.summary.median > 0)) continue;
       before += e.seconds;
       after += m.summary.median;

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "sextant/models/comm_model.hpp"
+#include "sextant/models/model_file.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -10,7 +10,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    auto model = sextant::model::CommModel::read(argv[1]);
+    const auto file = sextant::model::read_model_file(argv[1]);
+    const auto& model = sextant::model::comm_part(file, argv[1]);
     auto ping = model.predict("pingpong", 8, 2, "world", "byte");
     auto ar = model.predict("allreduce", 1 << 20, 2, "world", "float32");
     std::printf("fits %zu\npingpong_8B_s %.17g\nallreduce_1MiB_s %.17g\n", model.fits.size(), ping.seconds, ar.seconds);

@@ -1,6 +1,7 @@
 // Tests of CommModel (models/comm_model.hpp) on synthetic results files written
 // with the real schema and the layout of suites/comm/harness.cpp write_results().
 #include "models/comm_model.hpp"
+#include "models/model_file.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,9 @@ namespace {
 namespace h5 = sextant::h5;
 using sextant::model::CommFit;
 using sextant::model::CommModel;
+using sextant::model::fit_model_file;
+using sextant::model::read_model_file;
+using sextant::model::write_model_file;
 
 constexpr double KiB = 1024, MiB = 1024 * KiB;
 
@@ -92,10 +96,13 @@ const CommFit& fit_of(const CommModel& m, const std::string& bench) {
 }
 
 TEST(CommModel, RecoversPiecewiseHockneyParameters) {
-  auto m = CommModel::fit_results(standard_results());
+  const auto file = fit_model_file(standard_results(), {.comm = true, .compute = false});
+  ASSERT_TRUE(file.comm.has_value());
+  EXPECT_FALSE(file.compute.has_value());
+  const CommModel& m = *file.comm;
   ASSERT_EQ(m.fits.size(), 3u);
-  EXPECT_EQ(m.source.fields, provenance().fields);
-  EXPECT_EQ(m.source.ranks, 4);
+  EXPECT_EQ(file.source.fields, provenance().fields);
+  EXPECT_EQ(file.source.ranks, 4);
 
   const CommFit& pp = fit_of(m, "pingpong");
   EXPECT_EQ(pp.level, "world");
@@ -196,21 +203,25 @@ TEST(CommModel, UnknownOperationListsWhatTheModelHas) {
 
 TEST(CommModel, ModelFileRoundTrip) {
   auto results = standard_results();
-  auto m = CommModel::fit_results(results);
+  const auto file = fit_model_file(results);
+  const CommModel& m = *file.comm;
   auto path = tmp_path("model.h5");
   sextant::Provenance fitter;
   fitter.fields = {{"host", "fitter"}};
-  m.write(path, fitter);
+  write_model_file(path, fitter, file);
   EXPECT_TRUE(std::filesystem::exists(path));
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
-  m.write(path, fitter);  // replacing an existing model works too
+  write_model_file(path, fitter, file);  // replacing an existing model works too
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 
-  auto back = CommModel::read(path);
-  EXPECT_EQ(back.source_file, results);
-  EXPECT_EQ(back.source.ranks, m.source.ranks);
-  EXPECT_EQ(back.source.environment, m.source.environment);
-  for (const auto& [k, v] : m.source.fields) EXPECT_EQ(back.source.fields[k], v) << k;
+  const auto back_file = read_model_file(path);
+  ASSERT_TRUE(back_file.comm.has_value());
+  EXPECT_FALSE(back_file.compute.has_value());  // a part the file lacks
+  const CommModel& back = *back_file.comm;
+  EXPECT_EQ(back_file.source_file, results);
+  EXPECT_EQ(back_file.source.ranks, file.source.ranks);
+  EXPECT_EQ(back_file.source.environment, file.source.environment);
+  for (const auto& [k, v] : file.source.fields) EXPECT_EQ(back_file.source.fields.at(k), v) << k;
   ASSERT_EQ(back.fits.size(), m.fits.size());
   for (const auto& f : m.fits) {
     const CommFit& g = fit_of(back, f.benchmark);
@@ -233,7 +244,7 @@ TEST(CommModel, ModelFileRoundTrip) {
     }
   }
   // The model file is of the model schema; the results file is not.
-  EXPECT_THROW(CommModel::read(results), sextant::Error);
+  EXPECT_THROW(read_model_file(results), sextant::Error);
 }
 
 void expect_fit_rejected(const std::string& path) {
@@ -246,9 +257,8 @@ void expect_fit_rejected(const std::string& path) {
 }
 
 TEST(CommModel, FitRejectsFilesWithNothingToFit) {
-  auto m = CommModel::fit_results(standard_results());
   auto model_path = tmp_path("not_results.h5");
-  m.write(model_path, {});
+  write_model_file(model_path, {}, fit_model_file(standard_results()));
   expect_fit_rejected(model_path);
   expect_fit_rejected(write_results("no_comm.h5", {}));
   // Too few usable sizes: every size marked invalid.

@@ -13,11 +13,13 @@
 #include "core/h5.hpp"
 #include "core/schema.hpp"
 #include "models/compute_model.hpp"
+#include "models/model_file.hpp"
 
 namespace {
 
 using namespace sextant;
 using sextant::model::ComputeModel;
+using sextant::model::read_model_file;
 
 std::string tmp_path(const std::string& name) { return std::string(SEXTANT_TEST_TMPDIR) + "/" + name; }
 
@@ -117,7 +119,7 @@ TEST(ComputeModel, ModelFileRoundTrips) {
     write_meta(f, model_schema, p);
     fitted.write_into(f);
   }
-  const auto read = ComputeModel::read(path);
+  const auto read = read_model_file(path).compute;
   ASSERT_TRUE(read.has_value());
   EXPECT_EQ(read->ceilings.peak_flops, fitted.ceilings.peak_flops);
   ASSERT_EQ(read->ceilings.memory.size(), fitted.ceilings.memory.size());

@@ -18,6 +18,7 @@
 #include "core/units.hpp"
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"
+#include "models/model_file.hpp"
 #include "tools/sextant/cli.hpp"
 
 namespace sextant::cli {
@@ -91,8 +92,9 @@ Files export_extrap(const std::string& results, const ExportOptions&) {
 // from the compute part when the model has one (peak-perf: the fp32 ceiling in TFLOP/s,
 // local-mem-bw: the slowest memory level's bandwidth in GB/s).
 Files export_astra_sim(const std::string& model_path, const ExportOptions& o) {
-  const auto comm = model::CommModel::read(model_path);
-  const auto compute = model::ComputeModel::read(model_path);
+  const auto file = model::read_model_file(model_path);
+  const auto& comm = model::comm_part(file, model_path);
+  const auto& compute = file.compute;
   struct Dimension {
     std::string level;
     int npus;
@@ -109,7 +111,7 @@ Files export_astra_sim(const std::string& model_path, const ExportOptions& o) {
   } else {
     const auto* world = comm.link("world");
     if (!world) throw Error(model_path + ": no world pingpong fit to describe the network with");
-    const int npus = o.ranks > 0 ? o.ranks : static_cast<int>(comm.source.ranks);
+    const int npus = o.ranks > 0 ? o.ranks : static_cast<int>(file.source.ranks);
     if (npus < 2) throw UsageError("--ranks: give the number of NPUs to describe (at least 2)");
     dims = {{"world", npus, world}};
   }
@@ -189,8 +191,9 @@ Files export_astra_sim(const std::string& model_path, const ExportOptions& o) {
 //    slope at that rank count (a collective not fitted there: the ring's, said on
 //    stderr); processor_usage 0 (not measured: communication is not charged compute).
 Files export_calculon(const std::string& model_path, const ExportOptions& o) {
-  const auto comm = model::CommModel::read(model_path);
-  const auto compute = model::ComputeModel::read(model_path);
+  const auto file = model::read_model_file(model_path);
+  const auto& comm = model::comm_part(file, model_path);
+  const auto& compute = file.compute;
   if (!compute || !compute->ceilings.peak_flops.count("float32") || compute->ceilings.memory.empty())
     throw Error(model_path + ": calculon needs a compute part with a float32 peak and memory ceilings");
   if (!(o.memory_per_rank > 0))

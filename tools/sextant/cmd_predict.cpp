@@ -18,6 +18,7 @@
 #include "models/compute_model.hpp"
 #include "models/json.hpp"
 #include "models/layout_search.hpp"
+#include "models/model_file.hpp"
 #include "models/step_predictor.hpp"
 #include "tools/sextant/cli.hpp"
 
@@ -49,14 +50,14 @@ void choose_dense_path(model::TrainConfig& config, const std::string& text, cons
 
 Json predict_train(const std::string& path, const std::string& text, model::LevelMap levels, int ranks_per_node) {
   auto config = model::parse_train_config(text);  // usage errors before any file is read
-  auto comm = model::CommModel::read(path);
-  auto compute = model::ComputeModel::read(path);
-  if (!compute) throw Error(path + ": no compute part (fit a results file of the compute or train suite)");
-  choose_dense_path(config, text, *compute);
+  const auto file = model::read_model_file(path);
+  const auto& compute = model::compute_part(file, path);
+  const auto comm = file.comm.value_or(model::CommModel{});  // none for one rank
+  choose_dense_path(config, text, compute);
   auto plan = model::plan_step(config);
   std::vector<std::string> placement_notes;
   if (ranks_per_node > 0) levels = model::placed_levels(config, ranks_per_node, comm, &placement_notes);
-  auto p = model::predict_step(plan, comm, *compute, levels);
+  auto p = model::predict_step(plan, comm, compute, levels);
   p.notes.insert(p.notes.end(), placement_notes.begin(), placement_notes.end());
   std::printf("training step: %d layers, hidden %d, heads %d, seq %d, micro-batch %d, global batch %d\n",
               config.layers, config.hidden, config.heads, config.seq, config.micro_batch, config.global_batch);
@@ -87,12 +88,12 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
       throw UsageError(std::string("--search chooses dp, tp, pp, micro_batch and schedule: leave ") +
                        std::string(key).substr(0, std::string(key).size() - 1) + " out of --train");
   auto base = model::parse_train_config(text + (text.empty() ? "" : ",") + "micro_batch=1");
-  auto comm = model::CommModel::read(path);
-  auto compute = model::ComputeModel::read(path);
-  if (!compute) throw Error(path + ": no compute part (fit a results file of the compute or train suite)");
-  choose_dense_path(base, text, *compute);
+  const auto file = model::read_model_file(path);
+  const auto& compute = model::compute_part(file, path);
+  const auto comm = file.comm.value_or(model::CommModel{});  // none for one rank
+  choose_dense_path(base, text, compute);
   const auto t0 = std::chrono::steady_clock::now();
-  auto found = model::search_layouts(base, ranks, comm, *compute, levels, memory_limit, ranks_per_node);
+  auto found = model::search_layouts(base, ranks, comm, compute, levels, memory_limit, ranks_per_node);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("layout search: %d ranks, %d layers, hidden %d, heads %d, seq %d, vocab %d, global batch %d, %s GEMMs\n",
               ranks, base.layers, base.hidden, base.heads, base.seq, base.vocab, base.global_batch,
@@ -149,8 +150,8 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
 // --op KERNEL --shape M,N,K (positional, in the kernel's parameter order) or M=..,N=..
 Json predict_operator(const std::string& path, const std::string& op, const std::string& shape_text,
                       const std::string& dtype_text) {
-  auto compute = model::ComputeModel::read(path);
-  if (!compute) throw Error(path + ": no compute part (fit a results file of the compute suite)");
+  const auto file = model::read_model_file(path);
+  const auto& compute = model::compute_part(file, path);
   const kernels::KernelInfo* k = kernels::find_kernel(op);
   if (!k) throw UsageError("--op '" + op + "' is neither a kernel nor a benchmark (see sextant run --suite compute)");
   auto dtype = kernels::parse_dtype(dtype_text);
@@ -182,12 +183,12 @@ Json predict_operator(const std::string& path, const std::string& op, const std:
   }
   double flops = k->flops(shape, *dtype), bytes = k->bytes(shape, *dtype);
   std::string dt(kernels::to_string(*dtype));
-  auto e = compute->predict(op, dt, flops, bytes, k->family, shape.str());
+  auto e = compute.predict(op, dt, flops, bytes, k->family, shape.str());
   std::printf("%s %s (%s): %s  (%s-bound, %.3g GFLOP, %s moved)\n", op.c_str(), shape.str().c_str(), dt.c_str(),
               format_seconds(e.seconds).c_str(), e.bound.c_str(), flops / 1e9, format_bytes(bytes).c_str());
   // Beyond the shapes the model was fitted on: said, as for message sizes.
   double lo_flops = 0, hi_flops = 0;
-  for (const auto& p : compute->points)
+  for (const auto& p : compute.points)
     if (p.kernel == op && p.dtype == dt) {
       lo_flops = lo_flops == 0 ? p.flops : std::min(lo_flops, p.flops);
       hi_flops = std::max(hi_flops, p.flops);
@@ -209,7 +210,7 @@ Json predict_operator(const std::string& path, const std::string& op, const std:
                 lo_flops / 1e9, hi_flops / 1e9);
   if (e.model == "measured") {
     std::printf("  measured at this shape: the results' median (no model needed)\n");
-  } else if (const auto* m = e.calibrated ? compute->find(e.model, dt) : nullptr) {
+  } else if (const auto* m = e.calibrated ? compute.find(e.model, dt) : nullptr) {
     std::printf("  operator model %s: e_compute %.3f, e_memory %.3f, t0 %s, median error %.1f%% over %zu shapes\n",
                 e.model.c_str(), m->e_compute, m->e_memory, format_seconds(m->t0).c_str(), 100 * m->median_rel_error,
                 m->shapes);
@@ -221,7 +222,8 @@ Json predict_operator(const std::string& path, const std::string& op, const std:
 
 // --op BENCHMARK --bytes N: a collective or point-to-point time.
 Json predict_comm(const PredictArgs& a) {
-  auto m = model::CommModel::read(a.model);
+  const auto file = model::read_model_file(a.model);
+  const auto& m = model::comm_part(file, a.model);
   if (a.op.empty()) {
     Json doc = document("comm_fits", a.model);
     doc["fits"] = Json::array();
