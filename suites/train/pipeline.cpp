@@ -100,6 +100,7 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
     so.steps = o.steps;
     so.min_seconds = 0;
     so.precision = 0;
+    so.attempts = 1;  // the machine's speed is still measured and recorded
   }
   run_train_sweep(rt, sweep, so, results.get(), json);
   // Was the machine as fast at the end as when its operators were measured? (Timings

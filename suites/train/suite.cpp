@@ -13,6 +13,7 @@
 #include "models/model_file.hpp"
 #include "models/step_predictor.hpp"
 #include "suites/common/json_results.hpp"
+#include "suites/common/mpi.hpp"
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
 
@@ -58,6 +59,44 @@ void print_kernel_profile(const TrainResult& r, const model::ComputeModel& compu
     std::printf("  %-58s %8ld %11.2f %11.2f %7.2f\n", key.substr(0, 58).c_str(), v.second, mean * 1e6,
                 e.seconds * 1e6, mean / e.seconds);
   }
+}
+
+// The machine's speed now against the model, on every rank: the peak kernel at the
+// shape that set the model's ceiling (runs of ~20 ms, longer than a scheduler's time
+// slice, so a CPU shared with another task shows in each), its median time over the
+// time the ceiling gives it; of the ranks, the one furthest from 1. Empty when the
+// model has no ceiling for the dtype.
+std::optional<double> machine_speed(const Runtime& rt, const std::string& dtype, const model::ComputeModel* model) {
+  char shape[256] = {};
+  double peak = 0;
+  if (rt.is_root()) {
+    const auto at = model->peak_shape.find(dtype);
+    const auto ceiling = model->ceilings.peak_flops.find(dtype);
+    if (at != model->peak_shape.end() && ceiling != model->ceilings.peak_flops.end() && at->second.size() < sizeof shape) {
+      std::snprintf(shape, sizeof shape, "%s", at->second.c_str());
+      peak = ceiling->second;
+    }
+  }
+  SEXTANT_MPI_CHECK(MPI_Bcast(shape, sizeof shape, MPI_CHAR, 0, MPI_COMM_WORLD));
+  SEXTANT_MPI_CHECK(MPI_Bcast(&peak, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+  if (!(peak > 0)) return std::nullopt;
+  compute::MeasureOptions o;
+  o.kernels = {"peak_fma"};
+  o.cases = {{"peak_fma", shape, 0}};
+  o.dtypes = {dtype};
+  o.validate = false;
+  o.stop = stats::StopRule{0.02, 0.05, 3, 50};
+  o.min_runs = 3;
+  barrier(MPI_COMM_WORLD, rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
+  const auto m = compute::measure_kernels(o);
+  double mine = m.size() == 1 && m[0].flops > 0 ? m[0].summary.median / (m[0].flops / peak) : 0;
+  std::vector<double> all(rt.size());
+  SEXTANT_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD));
+  double speed = 0;
+  for (double r : all)
+    if (r > 0 && (speed == 0 || std::fabs(r - 1) > std::fabs(speed - 1))) speed = r;
+  if (!(speed > 0)) return std::nullopt;
+  return speed;
 }
 
 }  // namespace
@@ -146,7 +185,29 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       row.predicted_models_only = model::predict_step(plan, *comm, models_only, levels).total;
     }
     run.lr = entry.lr;
-    TrainResult r = run_training(entry.config, run, MPI_COMM_WORLD);
+    // The machine's speed around the steps; measured again while a rank ran more than
+    // the tolerance off the model's speed.
+    const bool check_speed = o.check_speed && !rt.oversubscribed();
+    const model::ComputeModel* model = rt.is_root() ? &*compute : nullptr;
+    auto off = [](const std::optional<double>& s) { return s ? std::fabs(*s - 1) : 0.0; };
+    TrainResult r;
+    std::optional<double> before, after;
+    int attempts = 0;
+    for (double best = 0; attempts < std::max(1, o.attempts);) {
+      const auto speed_before = check_speed ? machine_speed(rt, entry.config.dtype, model) : std::nullopt;
+      TrainResult attempt = run_training(entry.config, run, MPI_COMM_WORLD);
+      const auto speed_after = check_speed ? machine_speed(rt, entry.config.dtype, model) : std::nullopt;
+      const double worst = std::max(off(speed_before), off(speed_after));
+      ++attempts;
+      if (attempts == 1 || worst < best) {
+        r = std::move(attempt);
+        before = speed_before, after = speed_after, best = worst;
+      }
+      if (best <= o.speed_tolerance) break;
+      if (rt.is_root() && attempts < o.attempts)
+        std::printf("  (%s: a rank ran at %.2fx / %.2fx the model's speed before / after its steps: measured again)\n",
+                    entry.name.c_str(), speed_before.value_or(1), speed_after.value_or(1));
+    }
     if (!rt.is_root()) continue;
     auto s = stats::summarize(r.step_time);
     row.measured = s.median;
@@ -167,7 +228,10 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
                              {"measured_median_s", row.measured}, {"measured_ci_s", {row.ci_lo, row.ci_hi}},
                              {"step_times_s", r.step_time}, {"loss", r.loss}, {"prediction", predicted},
                              {"error", row.error}, {"predicted_models_only_s", row.predicted_models_only},
-                             {"error_models_only", row.error_models_only}, {"oversubscribed", rt.oversubscribed()}});
+                             {"error_models_only", row.error_models_only}, {"oversubscribed", rt.oversubscribed()},
+                             {"machine_speed", {{"before", before ? nlohmann::json(*before) : nlohmann::json()},
+                                                {"after", after ? nlohmann::json(*after) : nlohmann::json()}}},
+                             {"attempts", attempts}});
     if (results) {
       h5::Group g = results->group("train/" + entry.name);
       const auto& c = entry.config;
@@ -191,6 +255,10 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       g.set_attr("error", row.error);
       g.set_attr("predicted_models_only", row.predicted_models_only);
       g.set_attr("error_models_only", row.error_models_only);
+      // Missing where not measured (oversubscribed, or no ceiling for the dtype in the model).
+      if (before) g.set_attr("machine_speed_before", *before);
+      if (after) g.set_attr("machine_speed_after", *after);
+      g.set_attr("attempts", static_cast<std::int64_t>(attempts));
       g.write("step_time", r.step_time);
       g.write("loss", r.loss);
       std::vector<std::string> names;

@@ -43,6 +43,16 @@ struct SweepOptions {
   double precision = 0.05, max_seconds = 10;
   std::string model_path;  // comm + compute model fitted in this run
   std::string level = "world";
+  // The machine's speed around each configuration: before and after its steps, every
+  // rank runs the peak kernel at the shape that set the model's ceiling and compares
+  // its time with the ceiling's (machine_speed in suite.cpp). A configuration where a
+  // rank ran more than speed_tolerance off 1 is measured again, up to `attempts` runs,
+  // and the run nearest 1 kept: a co-tenant slowed a whole minute of one sweep to
+  // 1.4-1.7x while the kernels measured before and after the sweep ran at their usual
+  // speed, and a check at the end of the sweep cannot see that.
+  bool check_speed = true;
+  double speed_tolerance = 0.10;
+  int attempts = 3;
 };
 
 struct SweepRow {

@@ -26,6 +26,23 @@ for name in f["compute/kernels"]:
         for shape, median in zip(g["shape"][()], g["median"][()]):
             in_file[(name, dtype, shape.decode() if isinstance(shape, bytes) else shape)] = float(median)
 assert in_json == in_file, "the JSON document's kernel medians differ from the results file's"
+# The statistics against the stored samples (numpy's default percentile is the Type 7
+# quantile core/stats uses), and the JSON's p5/p99 against the file's.
+import numpy as np
+json_q = {(k["kernel"], k["dtype"], k["shape"]): (k["p5_s"], k["p99_s"]) for k in doc["compute"]["kernels"]}
+checked = 0
+for name in f["compute/kernels"]:
+    for dtype in f["compute/kernels"][name]:
+        g = f["compute/kernels"][name][dtype]
+        for i, shape in enumerate(g["shape"][()]):
+            x = g["samples"]["%03d" % i][()]
+            want = dict(zip(("min", "p5", "median", "p99", "max"), [x.min(), *np.percentile(x, [5, 50, 99]), x.max()]))
+            for key, value in want.items():
+                assert np.isclose(g[key][i], value, rtol=1e-12, atol=0), (name, dtype, key, g[key][i], value)
+            shape = shape.decode() if isinstance(shape, bytes) else shape
+            assert json_q[(name, dtype, shape)] == (g["p5"][i], g["p99"][i]), (name, dtype, shape)
+            checked += 1
+print("compute statistics: min, p5, median, p99, max of %d cases equal the stored samples'" % checked)
 # --csv: the same rows as flat tables (kernels; the working-set sweep's points).
 rows = list(csv.DictReader(open(sys.argv[3] + ".compute.csv")))
 assert {(r["kernel"], r["dtype"], r["shape"]): float(r["median_s"]) for r in rows} == in_json and len(rows) == len(in_json)

@@ -14,9 +14,10 @@ echo "$out" | tail -12
 echo "train --quick: $(( $(date +%s) - start )) s"
 grep -qE '^median \|error\| [0-9.]+%  max \|error\| [0-9.]+%$' <<<"$out" || fail "no summary line"
 for c in dp2 tp2 pp_gpipe2 pp_1f1b2; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
-"$python" - "$output" "${output%.h5}.json" "${output%.h5}" <<'PY'
+"$python" - "$output" "${output%.h5}.json" "${output%.h5}" "$work/stdout" <<'PY'
 import csv, json, sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
+table = open(sys.argv[4]).read()  # the run's standard output
 train = f["train"]
 assert len(train) == 8, list(train)
 # The --json document: every configuration with the file's step times, prediction and
@@ -53,6 +54,19 @@ else:
     drift = train.attrs["operator_drift"]
     assert doc["operator_drift"]["time_weighted"] == drift and train.attrs["operator_drift_cases"] > 0
     assert 0.2 < drift < 5, drift
+# The machine's speed around each configuration (the peak kernel against its ceiling):
+# recorded in both files; a configuration run more than once (a rank more than 10% off
+# the model's speed, up to 3 runs) is one the table said it measured again.
+for name in train:
+    a, d = train[name].attrs, in_doc[name]
+    assert a["attempts"] == d["attempts"] and 1 <= a["attempts"] <= 3, (name, a["attempts"])
+    assert (a["attempts"] > 1) == (("(%s: a rank ran at" % name) in table), name
+    if a["oversubscribed"]:
+        assert "machine_speed_before" not in a and d["machine_speed"] == {"before": None, "after": None}, name
+    else:
+        speeds = (a["machine_speed_before"], a["machine_speed_after"])
+        assert (d["machine_speed"]["before"], d["machine_speed"]["after"]) == speeds, name
+        assert all(0.2 < s < 5 for s in speeds), (name, speeds)
 BREAKDOWN = ["forward compute", "backward compute", "tp communication", "pp communication", "pipeline bubble",
              "dp communication (exposed)", "optimizer"]
 SHAPE = ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "global_batch", "dtype")
