@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -99,6 +100,34 @@ std::optional<double> machine_speed(const Runtime& rt, const std::string& dtype,
   return speed;
 }
 
+// The share of measured steps in which some rank's kernels took more than 1.25x their
+// time in that rank's typical fast step (its 10th percentile; the fastest single step
+// is an outlier on small models, whose kernel time varies by 15-20% step to step):
+// steps that a co-tenant slowed (on the rank's CPU, its cache or its memory). The same
+// on every rank (every rank has every rank's phases).
+double disturbed_steps(const TrainResult& r) {
+  if (r.steps == 0) return 0;
+  auto kernels = [&](int step, int rank) {
+    const PhaseTimes& p = r.phases(step, rank);
+    return p.forward + p.backward + p.optimizer;
+  };
+  std::vector<double> typical(r.ranks);
+  for (int k = 0; k < r.ranks; ++k) {
+    std::vector<double> times;
+    for (int s = 0; s < r.steps; ++s) times.push_back(kernels(s, k));
+    std::sort(times.begin(), times.end());
+    typical[k] = stats::quantile_sorted(times, 0.10);
+  }
+  int slow = 0;
+  for (int s = 0; s < r.steps; ++s)
+    for (int k = 0; k < r.ranks; ++k)
+      if (kernels(s, k) > 1.25 * typical[k]) {
+        ++slow;
+        break;
+      }
+  return double(slow) / r.steps;
+}
+
 }  // namespace
 
 const std::vector<std::string>& model_sizes() {
@@ -192,21 +221,26 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     auto off = [](const std::optional<double>& s) { return s ? std::fabs(*s - 1) : 0.0; };
     TrainResult r;
     std::optional<double> before, after;
+    double disturbed = 0;
     int attempts = 0;
     for (double best = 0; attempts < std::max(1, o.attempts);) {
       const auto speed_before = check_speed ? machine_speed(rt, entry.config.dtype, model) : std::nullopt;
       TrainResult attempt = run_training(entry.config, run, MPI_COMM_WORLD);
       const auto speed_after = check_speed ? machine_speed(rt, entry.config.dtype, model) : std::nullopt;
-      const double worst = std::max(off(speed_before), off(speed_after));
+      const double slow_steps = check_speed ? disturbed_steps(attempt) : 0;
+      // How far this run is from a clean one (<= 0: clean); the least disturbed is kept.
+      const double badness = std::max(std::max(off(speed_before), off(speed_after)) - o.speed_tolerance,
+                                      slow_steps - o.disturbed_tolerance);
       ++attempts;
-      if (attempts == 1 || worst < best) {
+      if (attempts == 1 || badness < best) {
         r = std::move(attempt);
-        before = speed_before, after = speed_after, best = worst;
+        before = speed_before, after = speed_after, disturbed = slow_steps, best = badness;
       }
-      if (best <= o.speed_tolerance) break;
+      if (best <= 0) break;
       if (rt.is_root() && attempts < o.attempts)
-        std::printf("  (%s: a rank ran at %.2fx / %.2fx the model's speed before / after its steps: measured again)\n",
-                    entry.name.c_str(), speed_before.value_or(1), speed_after.value_or(1));
+        std::printf("  (%s: a rank ran at %.2fx / %.2fx the model's speed before / after its steps, %.0f%% of the "
+                    "steps slowed: measured again)\n",
+                    entry.name.c_str(), speed_before.value_or(1), speed_after.value_or(1), 100 * slow_steps);
     }
     if (!rt.is_root()) continue;
     auto s = stats::summarize(r.step_time);
@@ -231,7 +265,8 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
                              {"error_models_only", row.error_models_only}, {"oversubscribed", rt.oversubscribed()},
                              {"machine_speed", {{"before", before ? nlohmann::json(*before) : nlohmann::json()},
                                                 {"after", after ? nlohmann::json(*after) : nlohmann::json()}}},
-                             {"attempts", attempts}});
+                             {"attempts", attempts},
+                             {"disturbed_steps", check_speed ? nlohmann::json(disturbed) : nlohmann::json()}});
     if (results) {
       h5::Group g = results->group("train/" + entry.name);
       const auto& c = entry.config;
@@ -259,6 +294,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       if (before) g.set_attr("machine_speed_before", *before);
       if (after) g.set_attr("machine_speed_after", *after);
       g.set_attr("attempts", static_cast<std::int64_t>(attempts));
+      if (check_speed) g.set_attr("disturbed_steps", disturbed);
       g.write("step_time", r.step_time);
       g.write("loss", r.loss);
       std::vector<std::string> names;

@@ -45,13 +45,18 @@ struct SweepOptions {
   std::string level = "world";
   // The machine's speed around each configuration: before and after its steps, every
   // rank runs the peak kernel at the shape that set the model's ceiling and compares
-  // its time with the ceiling's (machine_speed in suite.cpp). A configuration where a
-  // rank ran more than speed_tolerance off 1 is measured again, up to `attempts` runs,
-  // and the run nearest 1 kept: a co-tenant slowed a whole minute of one sweep to
-  // 1.4-1.7x while the kernels measured before and after the sweep ran at their usual
-  // speed, and a check at the end of the sweep cannot see that.
+  // its time with the ceiling's (machine_speed in suite.cpp); and the steps themselves:
+  // the share in which a rank's kernels took more than 1.25x their typical time
+  // (disturbed_steps). A configuration where a rank ran more than speed_tolerance off
+  // 1, or more than disturbed_tolerance of the steps were slowed, is measured again, up
+  // to `attempts` runs, and the least disturbed run kept. A co-tenant slowed a whole
+  // minute of one sweep to 1.4-1.7x (which a check after the sweep cannot see), and 20
+  // of another configuration's 30 steps to 1.45x on one rank while the peak kernel
+  // before and after ran at its usual speed. The tolerances are above what undisturbed
+  // runs show (speed 0.97-1.16x, slowed steps up to 18% on the small model) and below
+  // those disturbances.
   bool check_speed = true;
-  double speed_tolerance = 0.10;
+  double speed_tolerance = 0.25, disturbed_tolerance = 0.40;
   int attempts = 3;
 };
 
