@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <limits>
 #include <cstring>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/stats.hpp"

@@ -214,8 +214,8 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       row.predicted_models_only = model::predict_step(plan, *comm, models_only, levels).total;
     }
     run.lr = entry.lr;
-    // The machine's speed around the steps; measured again while a rank ran more than
-    // the tolerance off the model's speed.
+    // The machine's speed around the steps, and the steps' own disturbance; measured
+    // again while either is beyond its tolerance (SweepOptions::check_speed).
     const bool check_speed = o.check_speed && !rt.oversubscribed();
     const model::ComputeModel* model = rt.is_root() ? &*compute : nullptr;
     auto off = [](const std::optional<double>& s) { return s ? std::fabs(*s - 1) : 0.0; };
