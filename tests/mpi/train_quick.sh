@@ -17,7 +17,7 @@ for c in dp2 tp2 pp_gpipe2 pp_1f1b2; do contains "$out" "$c.small"; contains "$o
 "$python" - "$output" "${output%.h5}.json" "${output%.h5}" "$work/stdout" <<'PY'
 import csv, json, sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
-table = open(sys.argv[4]).read()  # the run's standard output
+printed = open(sys.argv[4]).read()  # the run's standard output
 train = f["train"]
 assert len(train) == 8, list(train)
 # The --json document: every configuration with the file's step times, prediction and
@@ -61,7 +61,8 @@ else:
 for name in train:
     a, d = train[name].attrs, in_doc[name]
     assert a["attempts"] == d["attempts"] and 1 <= a["attempts"] <= 3, (name, a["attempts"])
-    assert (a["attempts"] > 1) == (("(%s: a rank ran at" % name) in table), name
+    said = ("(%s: a rank ran at" % name) in printed
+    assert (a["attempts"] > 1) == said, (name, int(a["attempts"]), said)
     if a["oversubscribed"]:
         assert "machine_speed_before" not in a and d["machine_speed"] == {"before": None, "after": None}, name
     else:
