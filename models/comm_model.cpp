@@ -184,9 +184,8 @@ const AlgorithmRange& range_for(const AlgorithmFit& a, double bytes) {
 
 }  // namespace
 
-std::vector<MeasuredGroup> read_comm_results(const std::string& results_path, Provenance* provenance) {
+std::vector<MeasuredGroup> read_comm_results(const std::string& results_path) {
   h5::File file = open_checked(results_path, results_schema);
-  if (provenance) *provenance = read_provenance(file.group("meta"));
   std::vector<MeasuredGroup> groups;
   for_each_comm_group(file, "comm", [&](const h5::Group& g, const std::string& level, const std::string& bench,
                                         const std::string& dtype) {

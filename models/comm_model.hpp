@@ -79,7 +79,7 @@ struct MeasuredGroup {
     return p;
   }
 };
-std::vector<MeasuredGroup> read_comm_results(const std::string& results_path, Provenance* provenance = nullptr);
+std::vector<MeasuredGroup> read_comm_results(const std::string& results_path);
 
 // Held-out check: fit on every other size and the largest, predict the sizes left out
 // (all inside the fitted range).

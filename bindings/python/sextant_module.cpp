@@ -20,8 +20,8 @@
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"
 #include "models/json.hpp"
-#include "models/model_file.hpp"
 #include "models/layout_search.hpp"
+#include "models/model_file.hpp"
 #include "models/step_predictor.hpp"
 
 namespace py = pybind11;

@@ -27,7 +27,9 @@ for name in f["compute/kernels"]:
             in_file[(name, dtype, shape.decode() if isinstance(shape, bytes) else shape)] = float(median)
 assert in_json == in_file, "the JSON document's kernel medians differ from the results file's"
 # The statistics against the stored samples (numpy's default percentile is the Type 7
-# quantile core/stats uses), and the JSON's p5/p99 against the file's.
+# quantile core/stats uses), and the JSON's p5/p99 against the file's. rtol 1e-12: the
+# same formula on the same doubles, so only rounding may differ (a wrong quantile or a
+# statistic of other samples is off by far more).
 import numpy as np
 json_q = {(k["kernel"], k["dtype"], k["shape"]): (k["p5_s"], k["p99_s"]) for k in doc["compute"]["kernels"]}
 checked = 0
