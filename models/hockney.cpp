@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "models/segmentation.hpp"
+
 namespace sextant::model {
 namespace {
 
@@ -200,111 +202,36 @@ PiecewiseFit fit_piecewise(std::span<const Point> points, const FitOptions& opti
                    [](const Point& a, const Point& b) { return a.bytes < b.bytes; });
   const std::span<const Point> all(pts);
 
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  // cost[i][j]: SSE of one line through pts[i, j). Infinite when the segment is too
-  // short, or when a boundary at i or j would split repeated measurements of the
-  // same size across two segments (ranges must not overlap). O(n^3) in total,
-  // which is nothing for the ~30 sizes of a sweep and fine up to a few hundred.
-  const auto cut_ok = [&](std::size_t i) {
-    return i == 0 || i == n || pts[i - 1].bytes < pts[i].bytes;
+  // A run's cost: the SSE of one line through it; a boundary must not split repeated
+  // measurements of the same size across two runs (ranges must not overlap).
+  const auto cut_ok = [&](std::size_t i) { return i == 0 || i == n || pts[i - 1].bytes < pts[i].bytes; };
+  const auto line_cost = [&](std::size_t i, std::size_t j) {
+    return cut_ok(i) && cut_ok(j) ? fit_line(all.subspan(i, j - i)).sse : std::numeric_limits<double>::infinity();
   };
-  std::vector<std::vector<double>> cost(n + 1, std::vector<double>(n + 1, kInf));
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!cut_ok(i)) continue;
-    for (std::size_t j = i + m; j <= n; ++j) {
-      if (cut_ok(j)) cost[i][j] = fit_line(all.subspan(i, j - i)).sse;
-    }
-  }
-
-  // Segmented least squares: best[k][j] is the least total SSE of pts[0, j) in
-  // exactly k segments; from[k][j] is where the last of them starts.
-  const std::size_t k_max = std::min(options.max_segments, n / m);
-  std::vector<std::vector<double>> best(k_max + 1, std::vector<double>(n + 1, kInf));
-  std::vector<std::vector<std::size_t>> from(k_max + 1, std::vector<std::size_t>(n + 1, 0));
-  best[0][0] = 0;
-  for (std::size_t k = 1; k <= k_max; ++k) {
-    for (std::size_t j = k * m; j <= n; ++j) {
-      for (std::size_t i = (k - 1) * m; i + m <= j; ++i) {
-        const double c = best[k - 1][i] + cost[i][j];
-        if (c < best[k][j]) {
-          best[k][j] = c;
-          from[k][j] = i;
-        }
-      }
-    }
-  }
-
-  // BIC = N ln(SSE/N) + p ln N, p = 3k - 1 (alpha, beta per segment, k-1 breakpoints).
-  // SSE/N is floored at a 1e-6 rms relative residual: timers cannot resolve better,
-  // and without the floor exact synthetic data would reward splitting rounding
-  // noise (ln of ~0 is hugely negative).
-  //
-  // BIC alone still splits pure noise too often (3 of 20 sweeps of 27 sizes at 5%
-  // noise in the tests): it charges one parameter per breakpoint, but the DP searches
-  // every position, and with short segments that buys more than one parameter's
-  // worth of fit. On such noise an extra segment typically removes a third of the
-  // SSE or less, while a real protocol switch or cache effect removes one to two
-  // orders of magnitude. So, as a guard, more segments must also at least halve the
-  // SSE per segment added, relative to the best segmentation accepted so far (false
-  // splits of 27 noisy sizes drop from 3 in 20 to about 1 in 200).
-  //
-  // When every point says how precise it is (rel_sigma, from its CI), the noise is
-  // known and BIC takes its known-variance form, chi^2 + p ln N, with the variance of
-  // a relative residual s^2 = (median rel_sigma)^2 + scatter_floor^2: then residuals
-  // far above the noise are structure (a cache level's bend, a switch) and buy
-  // segments, and no guard is needed. Unknown noise: the form and guard above.
-  constexpr double kMinMeanSquare = 1e-12;
-  constexpr double kMinGainPerSegment = 0.5;
-  const double dn = static_cast<double>(n);
-  std::size_t k_best = 0;
-  double bic_best = kInf;
-  double mse_best = kInf;
-  const bool noise_known =
-      std::all_of(pts.begin(), pts.end(), [](const Point& p) { return p.rel_sigma > 0; });
-  if (noise_known) {  // known variance: chi^2 + p ln N, no guard
+  // The SSE is of relative residuals; its mean square is floored at a 1e-6 rms relative
+  // residual (timers resolve no better). With 27 noisy sizes the guard brings false
+  // splits from 3 in 20 sweeps to about 1 in 200 (the tests' 5% noise). When every point
+  // says how precise it is (rel_sigma, from its CI), the noise is known: the variance of
+  // a relative residual is (median rel_sigma)^2 + scatter_floor^2.
+  SegmentationOptions rule{.min_points = m, .max_runs = options.max_segments, .params_per_run = 2,
+                          .min_mean_square = 1e-12, .min_gain_per_run = 0.5};
+  if (std::all_of(pts.begin(), pts.end(), [](const Point& p) { return p.rel_sigma > 0; })) {
     std::vector<double> sig;
     for (const Point& p : pts) sig.push_back(p.rel_sigma);
     std::nth_element(sig.begin(), sig.begin() + sig.size() / 2, sig.end());
-    const double s2 = sig[sig.size() / 2] * sig[sig.size() / 2] + options.scatter_floor * options.scatter_floor;
-    for (std::size_t k = 1; k <= k_max; ++k) {
-      if (!std::isfinite(best[k][n])) continue;
-      const double bic = best[k][n] / s2 + static_cast<double>(3 * k - 1) * std::log(dn);
-      if (k_best == 0 || bic < bic_best) {
-        k_best = k;
-        bic_best = bic;
-      }
-    }
+    rule.known_variance = sig[sig.size() / 2] * sig[sig.size() / 2] + options.scatter_floor * options.scatter_floor;
   }
-  for (std::size_t k = 1; k <= k_max && !noise_known; ++k) {  // unknown: N ln(SSE/N) + p ln N, guard
-    if (!std::isfinite(best[k][n])) continue;  // no admissible partition
-    const double mse = std::max(best[k][n] / dn, kMinMeanSquare);
-    const double bic = dn * std::log(mse) + static_cast<double>(3 * k - 1) * std::log(dn);
-    const bool first = k_best == 0;
-    const bool pays =
-        mse <= std::pow(kMinGainPerSegment, static_cast<double>(k - k_best)) * mse_best;
-    if (first || (bic < bic_best && pays)) {  // strict: ties go to fewer segments
-      k_best = k;
-      bic_best = bic;
-      mse_best = mse;
-    }
+  Segmentation chosen;
+  try {
+    chosen = segment_series(n, line_cost, rule);
+  } catch (const std::invalid_argument&) {  // only when repeated sizes leave no boundary
+    throw std::invalid_argument("fit_piecewise: no admissible segmentation (too few distinct sizes)");
   }
-  if (k_best == 0) {
-    // Only possible when repeated sizes leave no admissible boundary at all.
-    throw std::invalid_argument(
-        "fit_piecewise: no admissible segmentation (too few distinct sizes)");
-  }
-
-  // Recover the boundaries, then describe and bootstrap each segment in order.
-  std::vector<std::size_t> starts(k_best + 1);
-  starts[k_best] = n;
-  for (std::size_t k = k_best, j = n; k >= 1; --k) {
-    starts[k - 1] = from[k][j];
-    j = from[k][j];
-  }
+  const std::vector<std::size_t>& starts = chosen.starts;
   PiecewiseFit fit;
-  fit.criterion = bic_best;
+  fit.criterion = chosen.criterion;
   std::mt19937_64 rng(options.seed);  // one stream for all segments: deterministic
-  for (std::size_t k = 0; k < k_best; ++k) {
+  for (std::size_t k = 0; k < chosen.runs(); ++k) {
     const auto seg_pts = all.subspan(starts[k], starts[k + 1] - starts[k]);
     Segment seg = describe(seg_pts, fit_line(seg_pts));
     bootstrap(seg_pts, seg, options.bootstrap_resamples, rng);

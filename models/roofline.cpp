@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/stats.hpp"
+#include "models/segmentation.hpp"
 
 namespace sextant::model {
 namespace {
@@ -89,43 +90,15 @@ std::vector<MemoryLevel> detect_memory_levels(std::span<const CurvePoint> curve,
   std::vector<double> y;
   for (const auto& p : pts) y.push_back(std::log(p.bandwidth));
 
-  // best[k][j]: minimal SSE of y[0..j] in k+1 plateaus; from[k][j]: start of the last one.
-  const std::size_t kmax = std::min(max_levels, n / 2);
-  const double inf = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<double>> best(kmax, std::vector<double>(n, inf));
-  std::vector<std::vector<std::size_t>> from(kmax, std::vector<std::size_t>(n, 0));
-  for (std::size_t j = 1; j < n; ++j) best[0][j] = sse(y, 0, j);
-  for (std::size_t k = 1; k < kmax; ++k)
-    for (std::size_t j = 2 * k + 1; j < n; ++j)
-      for (std::size_t i = 2 * k; i + 1 <= j; ++i) {
-        double c = best[k - 1][i - 1] + sse(y, i, j);
-        if (c < best[k][j]) {
-          best[k][j] = c;
-          from[k][j] = i;
-        }
-      }
-  // BIC with a floor on the variance (1% noise) so exact data is not split on rounding.
-  std::size_t chosen = 0;
-  double chosen_bic = inf, prev_sse = inf;
-  for (std::size_t k = 0; k < kmax; ++k) {
-    double s = best[k][n - 1];
-    if (!std::isfinite(s)) break;
-    double var = std::max(s / static_cast<double>(n), 1e-4);
-    double bic = static_cast<double>(n) * std::log(var) + static_cast<double>(2 * k + 1) * std::log(static_cast<double>(n));
-    if (k > 0 && s > 0.5 * prev_sse) break;  // a further level must halve the error
-    if (bic < chosen_bic) {
-      chosen_bic = bic;
-      chosen = k;
-    }
-    prev_sse = s;
-  }
+  // Plateaus of log bandwidth, at least 2 points each; the mean square floored at 1e-4
+  // (1% noise) so that exact data is not split on rounding.
+  const auto plateau_cost = [&](std::size_t i, std::size_t j) { return sse(y, i, j - 1); };
+  const Segmentation chosen = segment_series(
+      n, plateau_cost,
+      {.min_points = 2, .max_runs = max_levels, .params_per_run = 1, .min_mean_square = 1e-4, .min_gain_per_run = 0.5,
+       .guard = SegmentationOptions::Guard::first_failure});
   std::vector<std::pair<std::size_t, std::size_t>> spans;
-  for (std::size_t k = chosen, j = n - 1;; --k) {
-    std::size_t i = k == 0 ? 0 : from[k][j];
-    spans.insert(spans.begin(), {i, j});
-    if (k == 0) break;
-    j = i - 1;
-  }
+  for (std::size_t r = 0; r < chosen.runs(); ++r) spans.emplace_back(chosen.starts[r], chosen.starts[r + 1] - 1);
   std::vector<MemoryLevel> levels;
   for (auto [i, j] : spans) {
     std::vector<double> bw;
@@ -158,7 +131,8 @@ std::vector<MemoryLevel> detect_memory_levels(std::span<const CurvePoint> curve,
     while (c < cache_bytes.size() && l.lo_bytes > cache_bytes[c]) ++c;
     const bool beyond = !cache_bytes.empty() && std::sqrt(l.lo_bytes * l.hi_bytes) > cache_bytes.back();
     if (c < cache_bytes.size() && !beyond) {
-      l.name = "L" + std::to_string(c + 1);
+      l.name = "L";  // appended: GCC 12 warns falsely (-Wrestrict) on "L" + to_string
+      l.name += std::to_string(c + 1);
       next_cache = c + 1;
     } else if (!cache_bytes.empty() && !dram) {
       l.name = "DRAM";
