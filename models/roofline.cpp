@@ -95,8 +95,7 @@ std::vector<MemoryLevel> detect_memory_levels(std::span<const CurvePoint> curve,
   const auto plateau_cost = [&](std::size_t i, std::size_t j) { return sse(y, i, j - 1); };
   const Segmentation chosen = segment_series(
       n, plateau_cost,
-      {.min_points = 2, .max_runs = max_levels, .params_per_run = 1, .min_mean_square = 1e-4, .min_gain_per_run = 0.5,
-       .guard = SegmentationOptions::Guard::first_failure});
+      {.min_points = 2, .max_runs = max_levels, .params_per_run = 1, .min_mean_square = 1e-4, .min_gain_per_run = 0.5});
   std::vector<std::pair<std::size_t, std::size_t>> spans;
   for (std::size_t r = 0; r < chosen.runs(); ++r) spans.emplace_back(chosen.starts[r], chosen.starts[r + 1] - 1);
   std::vector<MemoryLevel> levels;

@@ -49,11 +49,6 @@ Segmentation segment_series(std::size_t n, const RunCost& cost, const Segmentati
     }
     const double mse = std::max(best[k][n] / dn, options.min_mean_square);
     const double bic = dn * std::log(mse) + params(k) * std::log(dn);
-    if (options.guard == SegmentationOptions::Guard::first_failure) {
-      if (k > 1 && best[k][n] > options.min_gain_per_run * best[k - 1][n]) break;
-      if (bic < bic_best) k_best = k, bic_best = bic;
-      continue;
-    }
     const bool pays = mse <= std::pow(options.min_gain_per_run, static_cast<double>(k - k_best)) * mse_best;
     if (k_best == 0 || (bic < bic_best && pays)) k_best = k, bic_best = bic, mse_best = mse;
   }

@@ -30,10 +30,6 @@ struct SegmentationOptions {
   // cache level removes one to two orders of magnitude.
   double min_mean_square = 1e-12;
   double min_gain_per_run = 0.5;
-  // against_best: k runs are weighed against the best segmentation accepted so far (a
-  // run that does not pay may be followed by one that does); first_failure: the search
-  // stops at the first k whose SSE is not min_gain_per_run of k - 1's.
-  enum class Guard { against_best, first_failure } guard = Guard::against_best;
   // Known noise (> 0: the variance of one residual): BIC = SSE / variance + p ln N, no
   // guard; residuals far above the noise are then structure and buy runs.
   double known_variance = 0;

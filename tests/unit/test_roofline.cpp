@@ -65,6 +65,28 @@ TEST(MemoryLevels, PlateausGetDistinctNamesInOrder) {
   EXPECT_EQ(levels[3].name, "DRAM");
 }
 
+// A measured triad sweep (float64, 2 threads, a VM reporting L1 48 KiB, L2 2 MiB, L3
+// 260 MiB). Two plateaus do not halve the error of one here, but four cut it by far
+// more than two halvings: the criterion must weigh four against the best accepted so
+// far. Stopping at the first count that did not pay merged L3 with DRAM (50 GB/s for a
+// 500 MiB working set that moves at 26).
+TEST(MemoryLevels, ALevelThatPaysOnlyWithTheNextIsFound) {
+  const double caches[] = {48 * 1024, 2 * 1024 * 1024, 260.0 * 1024 * 1024};
+  const double ws[] = {49152, 95664, 186240, 362568, 705816, 1374000, 2674752, 5206848,
+                       10135968, 19731312, 38410224, 74771736, 145555320, 283347048, 551580984, 1073741808};
+  const double gbs[] = {900.7, 328.9, 189.0, 168.6, 203.5, 179.0, 165.7, 72.2, 56.1, 55.1, 50.4, 54.2, 28.4, 27.0, 26.3, 26.3};
+  std::vector<CurvePoint> pts;
+  for (std::size_t i = 0; i < std::size(ws); ++i) pts.push_back({ws[i], gbs[i] * 1e9});
+  const auto levels = detect_memory_levels(pts, caches);
+  ASSERT_EQ(levels.size(), 4u);
+  EXPECT_EQ(levels[2].name, "L3");
+  EXPECT_EQ(levels[3].name, "DRAM");
+  Ceilings c;
+  c.memory = levels;
+  EXPECT_NEAR(c.bandwidth_for(20e6), 55e9, 3e9);    // L3: 55.1 measured there
+  EXPECT_NEAR(c.bandwidth_for(500e6), 26.5e9, 2e9); // DRAM: 26.3-28.4 measured beyond 140 MB
+}
+
 TEST(MemoryLevels, NoiseOnOneLevelIsOneLevel) {
   sextant::testing::Random rng(7);
   std::vector<CurvePoint> flat;
