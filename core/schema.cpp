@@ -47,6 +47,16 @@ void require_value(bool ok, const h5::Object& object, const std::string& what) {
   if (!ok) throw Error(object.where() + ": " + what);
 }
 
+const char* to_string(SizeUnit unit) { return unit == SizeUnit::per_rank_block ? "per_rank_block" : "vector"; }
+
+SizeUnit read_size_unit(const h5::Object& object) {
+  if (!object.has_attr("size_unit")) return SizeUnit::vector;
+  const std::string s = object.attr_string("size_unit");
+  for (SizeUnit u : {SizeUnit::vector, SizeUnit::per_rank_block})
+    if (s == to_string(u)) return u;
+  throw Error(object.where() + ": size_unit '" + s + "' (must be vector or per_rank_block)");
+}
+
 std::string format_value(double x) {
   char s[32];
   std::snprintf(s, sizeof s, "%g", x);

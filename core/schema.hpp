@@ -35,6 +35,15 @@ const std::vector<std::string>& provenance_field_names();
 void write_meta(h5::Group& root, const Schema& schema, const Provenance& provenance);
 Provenance read_provenance(const h5::Group& meta);
 
+// How a communication benchmark's size counts its data: the whole vector (a rank's
+// buffer), or each rank's block (algbw bytes = size x ranks), so that models rescale
+// sizes to another rank count. Stored as the attribute `size_unit`.
+enum class SizeUnit { vector, per_rank_block };
+const char* to_string(SizeUnit unit);
+// The object's `size_unit` attribute (absent: vector, as files before it was stored);
+// a value of neither name is an Error naming the object and the value.
+SizeUnit read_size_unit(const h5::Object& object);
+
 // Name of the group holding one communicator size: "p4" for 4 ranks.
 std::string rank_group(long long ranks);
 

@@ -22,12 +22,12 @@ void for_each_comm_group(const h5::Group& root, const std::string& top, Fn fn) {
 }
 
 void write_fit(h5::Group g, const CommFit& f) {
-  g.set_attr("view", f.view);
+  g.set_attr("view", to_string(View::direct));  // a CommFit is the direct view's
   g.set_attr("ranks", std::int64_t{f.ranks});
   g.set_attr("oversubscribed", std::int64_t{f.oversubscribed});
   g.set_attr("busbw_factor", f.busbw_factor);
   g.set_attr("data_bytes_per_byte", f.data_bytes_per_byte);
-  g.set_attr("size_unit", f.size_unit);
+  g.set_attr("size_unit", to_string(f.size_unit));
   g.set_attr("bytes_min", f.bytes_min);
   g.set_attr("bytes_max", f.bytes_max);
   g.set_attr("criterion", f.fit.criterion);
@@ -65,12 +65,11 @@ CommFit read_fit(const h5::Group& g, const std::string& level, const std::string
   f.benchmark = bench;
   f.level = level;
   f.dtype = dtype;
-  f.view = g.attr_string("view");
   f.ranks = static_cast<int>(g.attr_int("ranks"));
   f.oversubscribed = g.attr_int("oversubscribed") != 0;
   f.busbw_factor = g.attr_double("busbw_factor");
   f.data_bytes_per_byte = g.attr_double("data_bytes_per_byte");
-  f.size_unit = g.attr_string("size_unit");
+  f.size_unit = read_size_unit(g);
   f.bytes_min = g.attr_double("bytes_min");
   f.bytes_max = g.attr_double("bytes_max");
   f.fit.criterion = g.attr_double("criterion");
@@ -103,9 +102,9 @@ CommFit read_fit(const h5::Group& g, const std::string& level, const std::string
 }
 
 void write_algorithm_fit(h5::Group g, const AlgorithmFit& a) {
-  g.set_attr("view", "algorithm");
+  g.set_attr("view", to_string(View::algorithm));
   g.set_attr("ranks", std::int64_t{a.ranks});
-  g.set_attr("size_unit", a.size_unit);
+  g.set_attr("size_unit", to_string(a.size_unit));
   g.set_attr("gamma", a.gamma);
   g.set_attr("link", "pingpong");
   g.set_attr("link_ranks", std::int64_t{a.link_ranks});
@@ -136,7 +135,7 @@ AlgorithmFit read_algorithm_fit(const h5::Group& g, const std::string& level, co
   a.level = level;
   a.dtype = dtype;
   a.ranks = static_cast<int>(g.attr_int("ranks"));
-  a.size_unit = g.attr_string("size_unit");
+  a.size_unit = read_size_unit(g);
   a.gamma = g.attr_double("gamma");
   a.link_ranks = static_cast<int>(g.attr_int("link_ranks"));
   auto lo = g.dataset("lo_bytes").read_doubles(), hi = g.dataset("hi_bytes").read_doubles();
@@ -184,6 +183,8 @@ const AlgorithmRange& range_for(const AlgorithmFit& a, double bytes) {
 
 }  // namespace
 
+const char* to_string(View view) { return view == View::algorithm ? "algorithm" : "direct"; }
+
 std::vector<MeasuredGroup> read_comm_results(const std::string& results_path) {
   h5::File file = open_checked(results_path, results_schema);
   std::vector<MeasuredGroup> groups;
@@ -203,7 +204,7 @@ std::vector<MeasuredGroup> read_comm_results(const std::string& results_path) {
     m.benchmark = bench;
     m.level = level;
     m.dtype = dtype;
-    m.size_unit = g.has_attr("size_unit") ? g.attr_string("size_unit") : "vector";
+    m.size_unit = read_size_unit(g);
     m.ranks = static_cast<int>(g.attr_int("ranks"));
     m.oversubscribed = g.attr_int("oversubscribed") != 0;
     m.busbw_factor = g.attr_double("busbw_factor");
@@ -377,7 +378,7 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
     // ratio of that size range (what topology and contention added at the fitted p).
     const AlgorithmRange& r = range_for(*algo, bytes);
     const CollectiveAlgorithm* alg = find_algorithm(base_op(benchmark), r.algorithm);
-    double n = bytes * (algo->size_unit == "per_rank_block" ? ranks : 1);
+    double n = bytes * (algo->size_unit == SizeUnit::per_rank_block ? ranks : 1);
     const Link link{&pt2pt->fit, algo->gamma};
     CostTerms c = alg->cost(link, n, ranks);
     // Algorithms the fitted p could not tell apart (at p = 2 ring, recursive doubling
@@ -387,7 +388,7 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
     for (const auto& name : r.indistinguishable)
       if (const CollectiveAlgorithm* other = find_algorithm(base_op(benchmark), name))
         if (CostTerms oc = other->cost(link, n, ranks); oc.total() < c.total()) alg = other, c = oc;
-    p.view = "algorithm";
+    p.view = View::algorithm;
     p.algorithm = std::string(alg->name);
     p.calibration = r.calibration;
     p.algorithm_fit = algo;
@@ -408,7 +409,7 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
     return p;
   }
 
-  p.view = "direct";
+  p.view = View::direct;
   p.from = f;
   const auto& segs = f->fit.segments;
   const PiecewiseTerms terms = predict_terms(f->fit, bytes);

@@ -18,11 +18,10 @@ namespace sextant::model {
 struct CommFit {
   std::string benchmark, level, dtype;
   int ranks = 0;
-  std::string view = "direct";      // fitted on this operation's own measurements
   bool oversubscribed = false;      // fitted on timings that are not meaningful
   double busbw_factor = 1;
   double data_bytes_per_byte = 1;   // algbw bytes per swept byte at this rank count
-  std::string size_unit = "vector"; // or "per_rank_block": algbw bytes = size x ranks
+  SizeUnit size_unit = SizeUnit::vector;  // per_rank_block: algbw bytes = size x ranks
   PiecewiseFit fit;                 // T(bytes) with bytes the swept size unit
   double bytes_min = 0, bytes_max = 0;  // fitted range
 };
@@ -32,7 +31,7 @@ struct CommFit {
 struct AlgorithmFit {
   std::string benchmark, level, dtype;
   int ranks = 0;
-  std::string size_unit = "vector";
+  SizeUnit size_unit = SizeUnit::vector;
   std::vector<AlgorithmRange> ranges;
   double gamma = 0;               // s/byte, from reduce_local (0 when not measured)
   int link_ranks = 0;             // rank count of the pingpong fit used as the link
@@ -47,8 +46,13 @@ struct LogGP {
   double L_plus_2o = 0, g = 0, G = 0;  // seconds, seconds, seconds per byte
 };
 
+// How a prediction was made: from the operation's own fit at its rank count (direct), or
+// from the algorithm the library ran, costed on the pt2pt link at another (algorithm).
+enum class View { direct, algorithm };
+const char* to_string(View view);
+
 struct Prediction {
-  std::string view;                    // "direct" or "algorithm"
+  View view = View::direct;
   double seconds = 0, lo = 0, hi = 0;  // point estimate and interval
   double alpha_part = 0, beta_part = 0, gamma_part = 0;
   std::string algorithm;               // algorithm view: the algorithm of the size range
@@ -66,7 +70,8 @@ struct Prediction {
 // One benchmark group of a results file, as the fits read it: the valid sizes in
 // sweep order (ascending), times per message (bandwidth windows divided out).
 struct MeasuredGroup {
-  std::string where, benchmark, level, dtype, size_unit = "vector";
+  std::string where, benchmark, level, dtype;
+  SizeUnit size_unit = SizeUnit::vector;
   int ranks = 0;
   bool oversubscribed = false;
   double busbw_factor = 1, data_bytes_per_byte = 1;

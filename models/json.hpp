@@ -18,11 +18,11 @@ inline const char* schedule_name(Schedule s) { return s == Schedule::gpipe ? "gp
 // A communication prediction: the time, its interval, the view and the terms.
 inline void to_json(nlohmann::json& j, const Prediction& p) {
   j = nlohmann::json{{"seconds", p.seconds}, {"interval_seconds", {p.lo, p.hi}}, {"busbw_Bps", p.busbw},
-                     {"view", p.view},
+                     {"view", to_string(p.view)},
                      {"terms_seconds", {{"alpha", p.alpha_part}, {"beta", p.beta_part}, {"gamma", p.gamma_part}}},
                      {"extrapolated_bytes", p.extrapolated_bytes}, {"extrapolated_ranks", p.extrapolated_ranks}};
   if (!p.note.empty()) j["note"] = p.note;
-  if (p.view == "algorithm" && p.algorithm_fit) {
+  if (p.view == View::algorithm && p.algorithm_fit) {
     j["algorithm"] = p.algorithm;
     j["calibration"] = p.calibration;
     j["fitted_ranks"] = p.algorithm_fit->ranks;

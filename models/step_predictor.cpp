@@ -68,13 +68,13 @@ class Coster {
   const Costed& costed(const CommOp& op) {
     static const Costed none;
     if (op.name.empty() || op.ranks < 2 || op.bytes <= 0) return none;
-    const std::string& level = op.kind == "tp" ? levels_.tp : op.kind == "dp" ? levels_.dp : levels_.pp;
-    auto [at, fresh] = comm_costs_.try_emplace({op.collective + '\n' + op.kind + '\n' + level, op.bytes, op.ranks});
+    const std::string& level = levels_.of(op.traffic);
+    auto [at, fresh] = comm_costs_.try_emplace({op.collective + '\n' + to_string(op.traffic) + '\n' + level, op.bytes, op.ranks});
     if (fresh) {
       auto p = comm_.predict(op.collective, op.bytes, op.ranks, level, dtype_);
       if (p.extrapolated_ranks || p.extrapolated_bytes)
-        note(op.collective + " (" + op.kind + ") at " + std::to_string(op.ranks) + " ranks: " +
-             (p.extrapolated_ranks ? p.view + " view, extrapolated in ranks" : "extrapolated in size"));
+        note(op.collective + " (" + to_string(op.traffic) + ") at " + std::to_string(op.ranks) + " ranks: " +
+             (p.extrapolated_ranks ? std::string(to_string(p.view)) + " view, extrapolated in ranks" : "extrapolated in size"));
       at->second = {p.seconds, std::clamp(p.beta_part, 0.0, p.seconds)};
     }
     return at->second;

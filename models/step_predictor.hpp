@@ -31,6 +31,7 @@ namespace sextant::model {
 // Which communicator level's models cost each kind of traffic.
 struct LevelMap {
   std::string tp = "world", dp = "world", pp = "world";
+  const std::string& of(Traffic t) const { return t == Traffic::tp ? tp : t == Traffic::dp ? dp : pp; }
 };
 
 // The levels a layout's traffic crosses with ranks_per_node ranks per node, ranks in

@@ -120,7 +120,7 @@ class PhaseBuilder {
   // Allreduce of a tensor-parallel partial sum [T, H] (Megatron's g forward, f backward).
   void tp_allreduce(const std::string& after, double elements) {
     if (d_.tp == 1) return;
-    p_.comm.push_back({after + ".tp_allreduce", "tp", "allreduce", elements * d_.s, int(d_.tp)});
+    p_.comm.push_back({after + ".tp_allreduce", Traffic::tp, "allreduce", elements * d_.s, int(d_.tp)});
   }
 
  private:
@@ -222,6 +222,8 @@ std::vector<double> bucket_elements(const std::vector<std::pair<std::string, dou
 }
 
 }  // namespace
+
+const char* to_string(Traffic t) { return t == Traffic::tp ? "tp" : t == Traffic::dp ? "dp" : "pp"; }
 
 const char* to_string(DensePath p) { return p == DensePath::vendor ? "vendor" : "portable"; }
 
@@ -415,8 +417,8 @@ StepPlan plan_step(const TrainConfig& config) {
 
     // Pipeline: activations forward, their gradients backward, [T, H] per micro-batch.
     const double act_bytes = double(d.T) * d.H * d.s;
-    if (!last) st.send_activation = {"stage" + std::to_string(s) + ".send_activation", "pp", "pingpong", act_bytes, 2};
-    if (!first) st.send_gradient = {"stage" + std::to_string(s) + ".send_gradient", "pp", "pingpong", act_bytes, 2};
+    if (!last) st.send_activation = {"stage" + std::to_string(s) + ".send_activation", Traffic::pp, "pingpong", act_bytes, 2};
+    if (!first) st.send_gradient = {"stage" + std::to_string(s) + ".send_gradient", Traffic::pp, "pingpong", act_bytes, 2};
 
     // Gradient sync over dp and the optimizer step.
     auto params = stage_parameters(d, st.layers_first, st.layers_count, first, last);
@@ -438,12 +440,12 @@ StepPlan plan_step(const TrainConfig& config) {
       if (config.dp == 1) continue;
       if (sharded) {
         const double block = buckets[k] / config.dp;
-        st.dp_sync.push_back({B + ".reduce_scatter", "dp", "reduce_scatter", block * d.s, config.dp});
+        st.dp_sync.push_back({B + ".reduce_scatter", Traffic::dp, "reduce_scatter", block * d.s, config.dp});
         const std::string U = "optimizer.bucket" + std::to_string(k);
         update(o, U, block);
-        st.optimizer.comm.push_back({U + ".allgather", "dp", "allgather", block * d.s, config.dp});
+        st.optimizer.comm.push_back({U + ".allgather", Traffic::dp, "allgather", block * d.s, config.dp});
       } else {
-        st.dp_sync.push_back({B + ".allreduce", "dp", "allreduce", buckets[k] * d.s, config.dp});
+        st.dp_sync.push_back({B + ".allreduce", Traffic::dp, "allreduce", buckets[k] * d.s, config.dp});
       }
     }
     if (!sharded) update(o, "optimizer.update", st.parameters);

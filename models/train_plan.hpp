@@ -74,9 +74,13 @@ struct ComputeOp {
                         // (gemm, layernorm_backward, ...; suites/train's own: split_heads, ...)
 };
 
+// The parallelism a message serves: its communicator, and the level that costs it.
+enum class Traffic { tp, dp, pp };
+const char* to_string(Traffic traffic);
+
 struct CommOp {
   std::string name;        // "layer3.attn_out.tp_allreduce"
-  std::string kind;        // "tp", "dp", "pp"
+  Traffic traffic = Traffic::dp;
   std::string collective;  // benchmark name of the comm model: allreduce, pingpong, ...
   double bytes = 0;        // in that benchmark's size unit (docs/comm-suite.md)
   int ranks = 1;           // communicator size

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/schema.hpp"
 #include "suites/common/mpi.hpp"
 #include "suites/comm/buffer.hpp"
 #include "suites/comm/dtype.hpp"
@@ -20,10 +21,7 @@
 namespace sextant::comm {
 
 enum class Family { pt2pt, collective };
-// How the bytes counted for algbw relate to the swept size: the whole vector (n =
-// size), or each rank's block (n = size x ranks), so that models rescale sizes to
-// another rank count.
-enum class SizeUnit { vector, per_rank_block };
+using sextant::SizeUnit;  // core/schema: the whole vector or each rank's block
 
 // Everything a descriptor needs for one message size.
 struct Case {

@@ -570,7 +570,7 @@ void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o
   g.set_attr("ranks", std::int64_t{r.ranks});
   g.set_attr("busbw_factor", b.busbw_factor(r.ranks));
   g.set_attr("time_divisor", b.time_divisor);
-  g.set_attr("size_unit", b.size_unit == SizeUnit::per_rank_block ? "per_rank_block" : "vector");
+  g.set_attr("size_unit", to_string(b.size_unit));
   g.set_attr("window", std::int64_t{b.windowed ? o.window : 1});
   g.set_attr("in_place_timed", std::int64_t{o.time_in_place && b.in_place_offset != nullptr});
   g.set_attr("off_cache", std::int64_t{o.off_cache});

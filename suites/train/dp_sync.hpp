@@ -104,8 +104,8 @@ class DpSync : public GradientSink, public Poller {
   model::CommOp describe(int k) const {
     const std::string name = "dp.bucket" + std::to_string(k);
     if (sharded_)
-      return {name + ".reduce_scatter", "dp", "reduce_scatter", double(block(k)) * sizeof(S), dp_};
-    return {name + ".allreduce", "dp", "allreduce", double(store_.layout().buckets[k].elements) * sizeof(S), dp_};
+      return {name + ".reduce_scatter", model::Traffic::dp, "reduce_scatter", double(block(k)) * sizeof(S), dp_};
+    return {name + ".allreduce", model::Traffic::dp, "allreduce", double(store_.layout().buckets[k].elements) * sizeof(S), dp_};
   }
 
   ParamStore<S>& store_;

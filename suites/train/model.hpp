@@ -315,7 +315,7 @@ class Stage {
         CommKind::tp,
         [&] { allreduce(MPI_IN_PLACE, data, int(n), mpi_type<S>(), mpi_op, tp_comm_, wait_); },
         [&] {
-          return model::CommOp{prefix + after + ".tp_allreduce", "tp", "allreduce", double(n) * sizeof(S), tp_};
+          return model::CommOp{prefix + after + ".tp_allreduce", model::Traffic::tp, "allreduce", double(n) * sizeof(S), tp_};
         });
   }
 

@@ -47,7 +47,7 @@ class OptimizerStep {
         rec_.comm(
             CommKind::dp,
             [&] { allgather_in_place(bucket, n); },
-            [&] { return model::CommOp{name + ".allgather", "dp", "allgather", double(n) * sizeof(S), dp_size_}; });
+            [&] { return model::CommOp{name + ".allgather", model::Traffic::dp, "allgather", double(n) * sizeof(S), dp_size_}; });
       }
     } else {
       const std::int64_t n = store_.layout().parameters;

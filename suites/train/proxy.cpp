@@ -136,7 +136,7 @@ class PipeComm : public Poller {
 // What a send of the pipeline is in the plan's vocabulary (one-way message: pingpong).
 template <class S>
 model::CommOp send_op(int stage, const char* what, std::int64_t elements) {
-  return {"stage" + std::to_string(stage) + ".send_" + what, "pp", "pingpong", double(elements) * sizeof(S), 2};
+  return {"stage" + std::to_string(stage) + ".send_" + what, model::Traffic::pp, "pingpong", double(elements) * sizeof(S), 2};
 }
 
 template <class S>

@@ -173,7 +173,7 @@ TEST(TrainPlan, MegatronAllreducesTwoPerLayerEachWay) {
       }
       for (const Phase* ph : {&st.forward, &st.backward})
         for (const auto& op : ph->comm) {
-          EXPECT_EQ(op.kind, "tp");
+          EXPECT_EQ(op.traffic, Traffic::tp);
           EXPECT_EQ(op.collective, "allreduce");
           EXPECT_EQ(op.ranks, 2);
           if (op.name.find(".ce_") == std::string::npos) {
@@ -216,7 +216,7 @@ TEST(TrainPlan, PipelineMessagesAreOneActivation) {
     for (const CommOp* op : {&st.send_activation, &st.send_gradient}) {
       if (op->name.empty()) continue;
       EXPECT_EQ(op->collective, "pingpong");
-      EXPECT_EQ(op->kind, "pp");
+      EXPECT_EQ(op->traffic, Traffic::pp);
       EXPECT_DOUBLE_EQ(op->bytes, act);
     }
   }
@@ -232,7 +232,7 @@ TEST(TrainPlan, DataParallelBucketsCoverTheGradients) {
       ASSERT_FALSE(st.dp_sync.empty());
       double elements = 0;
       for (const auto& op : st.dp_sync) {
-        EXPECT_EQ(op.kind, "dp");
+        EXPECT_EQ(op.traffic, Traffic::dp);
         EXPECT_EQ(op.ranks, 3);
         EXPECT_EQ(op.collective, zero1 ? "reduce_scatter" : "allreduce");
         elements += zero1 ? op.bytes / 4 * 3 : op.bytes / 4;

@@ -37,11 +37,11 @@ std::string compare(const model::ComputeOp& got, const model::ComputeOp& want) {
   return "";
 }
 std::string compare(const model::CommOp& got, const model::CommOp& want) {
-  if (got.name != want.name || got.kind != want.kind || got.collective != want.collective ||
+  if (got.name != want.name || got.traffic != want.traffic || got.collective != want.collective ||
       !close(got.bytes, want.bytes) || got.ranks != want.ranks) {
     std::ostringstream s;
-    s << "executed " << got.name << " " << got.kind << " " << got.collective << " " << got.bytes << " B on "
-      << got.ranks << "; planned " << want.name << " " << want.kind << " " << want.collective << " " << want.bytes
+    s << "executed " << got.name << " " << to_string(got.traffic) << " " << got.collective << " " << got.bytes << " B on "
+      << got.ranks << "; planned " << want.name << " " << to_string(want.traffic) << " " << want.collective << " " << want.bytes
       << " B on " << want.ranks;
     return s.str();
   }

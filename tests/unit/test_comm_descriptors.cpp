@@ -267,7 +267,9 @@ TEST(CommDescriptors, SizeFactsAgreeWithTheByteCounts) {
         EXPECT_EQ(counted, 7u * p);
       } else {
         EXPECT_GT(counted, 0u);
-        if (!b.windowed && b.family == Family::collective) EXPECT_EQ(counted, 7u);
+        if (!b.windowed && b.family == Family::collective) {
+          EXPECT_EQ(counted, 7u);
+        }
       }
     }
   }

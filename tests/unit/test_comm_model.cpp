@@ -176,7 +176,7 @@ TEST(CommModel, IndistinguishableAlgorithmsPartWaysAtOtherRankCounts) {
                   {"world", "allgather", "float32", 2, 1, 0.5, false, allgather2}}));
   const double n = 64;  // small: latency-bound
   auto p = m.predict("allgather", n, 4, "world", "float32");
-  EXPECT_EQ(p.view, "algorithm");
+  EXPECT_EQ(p.view, sextant::model::View::algorithm);
   EXPECT_EQ(p.algorithm, "recursive_doubling");
   // Two steps (n/4, then n/2 bytes) against the ring's three of n/4, within the fit's
   // calibration (the sin noise of the synthetic data, 1%).

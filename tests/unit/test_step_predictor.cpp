@@ -72,7 +72,7 @@ double roof(const Phase& p) {
 }
 double line(const CommOp& op, const LevelMap& levels) {
   if (op.name.empty() || op.ranks < 2 || op.bytes <= 0) return 0;
-  const std::string& level = op.kind == "tp" ? levels.tp : op.kind == "dp" ? levels.dp : levels.pp;
+  const std::string& level = levels.of(op.traffic);
   const Line& l = (level == "intra" ? intra_lines : world_lines).at(op.collective);
   return l.alpha + l.beta * op.bytes;
 }
@@ -178,8 +178,8 @@ StepPrediction pipeline(Schedule schedule, int S, int M, double F, double B, dou
     st.stage = s;
     st.forward.compute = {{"f", "gemm", "forward", F * peak, 0, ""}};
     st.backward.compute = {{"b", "gemm", "backward", B * peak, 0, ""}};
-    if (s + 1 < S) st.send_activation = {"act", "pp", "pingpong", message_bytes, 2};
-    if (s > 0) st.send_gradient = {"grad", "pp", "pingpong", message_bytes, 2};
+    if (s + 1 < S) st.send_activation = {"act", Traffic::pp, "pingpong", message_bytes, 2};
+    if (s > 0) st.send_gradient = {"grad", Traffic::pp, "pingpong", message_bytes, 2};
     plan.stages.push_back(st);
   }
   CommModel comm;

@@ -53,7 +53,7 @@ Files export_extrap(const std::string& results, const ExportOptions&) {
     const h5::Group samples = g.group.group("samples");
     Json& series = measurements[g.benchmark + " " + g.level + " " + g.dtype]["time"];
     for (std::size_t i = 0; i < bytes.size(); ++i) {
-      char name[16];
+      char name[24];  // room for any size_t: the sample groups are 000, 001, ...
       std::snprintf(name, sizeof name, "%03zu", i);
       const h5::Dataset d = samples.dataset(name);
       const auto shape = d.shape();
@@ -248,7 +248,7 @@ Files export_calculon(const std::string& model_path, const ExportOptions& o) {
       if (best) {
         const double p = best->ranks;
         // Calculon's size is the whole vector; a per-rank block is 1/p of it.
-        const double per_total_byte = best->fit.segments.back().beta / (best->size_unit == "per_rank_block" ? p : 1.0);
+        const double per_total_byte = best->fit.segments.back().beta / (best->size_unit == SizeUnit::per_rank_block ? p : 1.0);
         scalar = per_total_byte / beta_pp / (1 - 1 / p);
       } else {
         std::cerr << "sextant export: no float32 " << benchmark << " fit at level " << level << ": the ring's scalar "

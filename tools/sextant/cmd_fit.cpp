@@ -38,7 +38,7 @@ Json to_json(const model::CommModel& m) {
                           {"beta_ci_s_per_byte", {s.beta_ci.lo, s.beta_ci.hi}}, {"r2", s.r2},
                           {"rms_rel_residual", s.rms_rel_residual}, {"points", s.points}});
     fits.push_back({{"benchmark", f.benchmark}, {"level", f.level}, {"dtype", f.dtype}, {"ranks", f.ranks},
-                    {"size_unit", f.size_unit}, {"busbw_factor", f.busbw_factor},
+                    {"size_unit", to_string(f.size_unit)}, {"busbw_factor", f.busbw_factor},
                     {"oversubscribed", f.oversubscribed}, {"segments", std::move(segments)}});
   }
   for (const auto& a : m.algorithms) {

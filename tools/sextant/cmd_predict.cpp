@@ -251,9 +251,9 @@ Json predict_comm(const PredictArgs& a) {
   }
   auto p = m.predict(a.op, bytes, ranks, a.level, a.dtype);
   std::printf("%s %s on %d ranks (%s, %s): %s  [%s, %s]  busbw %.3f GB/s  (%s view)\n", a.op.c_str(),
-              format_bytes(bytes).c_str(), ranks, a.level.c_str(), p.view == "direct" ? p.from->dtype.c_str() : a.dtype.c_str(),
+              format_bytes(bytes).c_str(), ranks, a.level.c_str(), p.view == model::View::direct ? p.from->dtype.c_str() : a.dtype.c_str(),
               format_seconds(p.seconds).c_str(), format_seconds(p.lo).c_str(), format_seconds(p.hi).c_str(),
-              p.busbw / 1e9, p.view.c_str());
+              p.busbw / 1e9, to_string(p.view));
   double lo = p.algorithm_fit ? p.algorithm_fit->ranges.front().lo_bytes : p.from->bytes_min;
   double hi = p.algorithm_fit ? p.algorithm_fit->ranges.back().hi_bytes : p.from->bytes_max;
   if (p.extrapolated_bytes)
@@ -266,9 +266,9 @@ Json predict_comm(const PredictArgs& a) {
   doc["bytes"] = bytes;
   doc["ranks"] = ranks;
   doc["level"] = a.level;
-  doc["dtype"] = p.view == "direct" ? p.from->dtype : a.dtype;
+  doc["dtype"] = p.view == model::View::direct ? p.from->dtype : a.dtype;
   if (!a.explain) return doc;
-  if (p.view == "algorithm") {
+  if (p.view == model::View::algorithm) {
     const auto& af = *p.algorithm_fit;
     std::printf("  view        algorithm: %s, identified for %s at %d ranks (level %s)\n", p.algorithm.c_str(),
                 af.benchmark.c_str(), af.ranks, af.level.c_str());
@@ -296,7 +296,7 @@ Json predict_comm(const PredictArgs& a) {
   }
   std::printf("  alpha part  %s\n", format_seconds(p.alpha_part).c_str());
   std::printf("  beta part   %s\n", format_seconds(p.beta_part).c_str());
-  if (p.view == "algorithm")
+  if (p.view == model::View::algorithm)
     std::printf("  gamma part  %s\n", format_seconds(p.gamma_part).c_str());
   else
     std::printf("  gamma part  0 (in the direct view reduction is part of beta)\n");
