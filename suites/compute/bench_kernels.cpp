@@ -63,10 +63,20 @@ Options parse(int& argc, char** argv) {
       else throw std::invalid_argument("--sextant_shapes: quick, full or test, not " + s);
     } else if (const char* v = value("--sextant_kernels=")) {
       o.kernels = split(v);
+      for (const auto& name : o.kernels)
+        if (std::none_of(k::registry().begin(), k::registry().end(), [&](const auto& d) { return d.name == name; }))
+          throw std::invalid_argument("--sextant_kernels: no kernel named '" + name + "'");
     } else if (const char* v = value("--sextant_dtypes=")) {
-      o.dtypes = split(v);
+      for (const auto& name : split(v)) {
+        const auto dtype = k::parse_dtype(name);
+        if (!dtype) throw std::invalid_argument("--sextant_dtypes: no dtype named '" + name + "'");
+        o.dtypes.emplace_back(k::to_string(*dtype));  // its canonical name, as benchmarks are named
+      }
     } else if (const char* v = value("--sextant_sweep=")) {
-      o.sweep = std::string(v) != "false" && std::string(v) != "0";
+      const std::string s = v;
+      if (s != "true" && s != "false" && s != "1" && s != "0")
+        throw std::invalid_argument("--sextant_sweep: true or false, not " + s);
+      o.sweep = s == "true" || s == "1";
     } else {
       argv[out++] = argv[i];
     }

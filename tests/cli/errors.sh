@@ -41,6 +41,9 @@ one_line; contains "$err" "ranks attribute 7 contradicts the group name"
 damage bad_busbw "f['comm/world/allreduce/float32/p2'].attrs['busbw_factor']=float('nan')"
 expect_rc 1 "$sextant" predict "$work/bad_busbw.h5" --op allreduce --bytes 8
 one_line; contains "$err" "busbw_factor nan"
+damage bad_size_unit "f['comm/world/allgather/float32/p2'].attrs['size_unit']='per_rank'"
+expect_rc 1 "$sextant" predict "$work/bad_size_unit.h5" --op allgather --bytes 8
+one_line; contains "$err" "comm/world/allgather/float32/p2"; contains "$err" "size_unit 'per_rank'"
 
 # Usage errors: exit 2, naming the option or value.
 expect_rc 2 "$sextant" predict "$model" --op allreduce --bytes 8 --ranks 0
