@@ -78,6 +78,13 @@ std::array<double, 3> nelder_mead(F f, std::array<double, 3> x0, double step) {
   return s[best];
 }
 
+// "L<n>", formatted: GCC 12 warns falsely (-Wrestrict) on "L" + std::to_string(n) here.
+std::string cache_name(std::size_t n) {
+  char name[24];
+  std::snprintf(name, sizeof name, "L%zu", n);
+  return name;
+}
+
 }  // namespace
 
 std::vector<MemoryLevel> detect_memory_levels(std::span<const CurvePoint> curve, std::span<const double> cache_bytes,
@@ -130,8 +137,7 @@ std::vector<MemoryLevel> detect_memory_levels(std::span<const CurvePoint> curve,
     while (c < cache_bytes.size() && l.lo_bytes > cache_bytes[c]) ++c;
     const bool beyond = !cache_bytes.empty() && std::sqrt(l.lo_bytes * l.hi_bytes) > cache_bytes.back();
     if (c < cache_bytes.size() && !beyond) {
-      l.name = "L";  // appended: GCC 12 warns falsely (-Wrestrict) on "L" + to_string
-      l.name += std::to_string(c + 1);
+      l.name = cache_name(c + 1);
       next_cache = c + 1;
     } else if (!cache_bytes.empty() && !dram) {
       l.name = "DRAM";

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/version.hpp"
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"
 #include "models/json.hpp"

@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/version.hpp"
 #include "kernels/fp_env.hpp"
 #include "suites/common/mpi.hpp"
 

@@ -12,6 +12,9 @@ expect_rc 0 "$work/build/consumer" "$model"
 echo "$out"
 contains "$out" "pingpong_8B_s"
 consumer_out=$out
+# The installed version header says what the command says.
+expect_rc 0 "$sextant" --version
+[ "$(head -1 <<<"$consumer_out")" = "$out" ] || fail "installed version.hpp: '$(head -1 <<<"$consumer_out")', the command: '$out'"
 # The same numbers as the sextant command gives: its --json document carries them at
 # full precision, so library and command must agree to the last bits (1e-12 relative).
 same_as_cli() {  # same_as_cli KEY OP BYTES DTYPE

@@ -13,6 +13,7 @@
 
 #include "core/replace_file.hpp"
 #include "core/units.hpp"
+#include "core/version.hpp"
 #include "kernels/registry.hpp"
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"

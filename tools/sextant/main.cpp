@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "core/error.hpp"
+#include "core/version.hpp"
 #include "tools/sextant/cli.hpp"
 
 namespace sextant::cli {
