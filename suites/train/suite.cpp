@@ -200,6 +200,8 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
   run.wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
   // Diagnostic: each kernel's time inside the step against the compute model's estimate.
   run.profile = std::getenv("SEXTANT_TRAIN_PROFILE") != nullptr;
+  double retry_spent = 0;  // SweepOptions::retry_seconds
+  bool retry_budget_said = false;
   for (const auto& entry : sweep) {
     SweepRow row{entry.name};
     model::StepPrediction predicted;
@@ -224,9 +226,15 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     double disturbed = 0;
     int attempts = 0;
     for (double best = 0; attempts < std::max(1, o.attempts);) {
+      const double started = MPI_Wtime();
       const auto speed_before = check_speed ? machine_speed(rt, entry.config.dtype, model) : std::nullopt;
       TrainResult attempt = run_training(entry.config, run, MPI_COMM_WORLD);
       const auto speed_after = check_speed ? machine_speed(rt, entry.config.dtype, model) : std::nullopt;
+      if (attempts > 0) {  // a measurement again: its cost, alike on every rank
+        double took = MPI_Wtime() - started;
+        SEXTANT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &took, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+        retry_spent += took;
+      }
       const double slow_steps = check_speed ? disturbed_steps(attempt) : 0;
       // How far this run is from a clean one (<= 0: clean); the least disturbed is kept.
       const double badness = std::max(std::max(off(speed_before), off(speed_after)) - o.speed_tolerance,
@@ -237,6 +245,14 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
         before = speed_before, after = speed_after, disturbed = slow_steps, best = badness;
       }
       if (best <= 0) break;
+      if (retry_spent >= o.retry_seconds && attempts < o.attempts) {
+        if (rt.is_root() && !retry_budget_said)
+          std::printf("  (%s: disturbed, but the sweep has spent its %.0f s of measuring again: kept as measured, "
+                      "and so are the rest)\n",
+                      entry.name.c_str(), o.retry_seconds);
+        retry_budget_said = true;
+        break;
+      }
       if (rt.is_root() && attempts < o.attempts)
         std::printf("  (%s: a rank ran at %.2fx / %.2fx the model's speed before / after its steps, %.0f%% of the "
                     "steps slowed: measured again)\n",
