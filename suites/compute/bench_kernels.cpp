@@ -3,7 +3,7 @@
 // an error and makes the exit status 1), then timed with manual time, each run fenced.
 // Counters: FLOP/s and bytes/s as rates (analytic counts, see each kernel's header),
 // arithmetic intensity (FLOP/byte), and the counts themselves. Also the working-set
-// sweep of triad and dot (sweep_triad/..., sweep_dot/...): from half an L1 per thread to
+// sweep of triad and dot (sweep_triad/..., sweep_dot/...): from a quarter of an L1 per thread to
 // 4 x the last-level cache, capped at 1 GiB (this VM reports a 480 MiB L3).
 //
 //   sextant_compute_bench [--sextant_shapes=quick|full|test] [--sextant_kernels=a,b]

@@ -186,7 +186,11 @@ SweepPlan plan_sweep(const SweepOptions& o) {
   p.llc_bytes = machine.last_level_cache_bytes();
   p.threads = std::max(1, int(Kokkos::DefaultExecutionSpace().concurrency()));
   const long long l1 = p.l1_bytes > 0 ? p.l1_bytes : 32 << 10;
-  p.min_bytes = o.min_bytes > 0 ? o.min_bytes : std::max<long long>(4096, l1 / 2 * p.threads);
+  // A quarter of L1 per thread: L1 then holds two points of a quick sweep (one per
+  // octave), so its plateau is a level of its own. Starting at half, L1 showed in one
+  // point, the segmentation (two points per plateau) had to join it with L2's first,
+  // and that residual outweighed the L3/DRAM step: L3 and DRAM came out merged.
+  p.min_bytes = o.min_bytes > 0 ? o.min_bytes : std::max<long long>(4096, l1 / 4 * p.threads);
   std::ostringstream note;
   if (o.max_bytes > 0) {
     p.max_bytes = o.max_bytes;
@@ -196,7 +200,7 @@ SweepPlan plan_sweep(const SweepOptions& o) {
     const long long want = 4 * llc;
     p.capped = want > o.cap_bytes;
     p.max_bytes = std::min(want, o.cap_bytes);
-    note << "from half an L1 per thread to 4 x the last-level cache (" << (llc >> 20) << " MiB reported)";
+    note << "from a quarter of an L1 per thread to 4 x the last-level cache (" << (llc >> 20) << " MiB reported)";
     if (p.capped)
       note << ", capped at " << (o.cap_bytes >> 20) << " MiB: the reported LLC is large (a VM may report the "
            << "host's whole L3), and the largest point is only " << double(o.cap_bytes) / double(llc)

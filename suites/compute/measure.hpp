@@ -87,7 +87,7 @@ bool all_valid(const std::vector<KernelMeasurement>& results);
 struct SweepOptions {
   bool quick = false;             // one point per octave, short budgets
   std::string dtype = "float64";
-  long long min_bytes = 0;        // 0: half of each thread's L1 data cache, times threads
+  long long min_bytes = 0;        // 0: a quarter of each thread's L1 data cache, times threads
   long long max_bytes = 0;        // 0: 4 x the last-level cache, capped at cap_bytes
   long long cap_bytes = 1LL << 30;  // ceiling of the default range (see WorkingSetSweep::note)
   int points_per_octave = 2;        // ignored when quick (1)
