@@ -236,6 +236,12 @@ std::vector<double> Dataset::read_doubles() const {
   return v;
 }
 
+std::vector<double> Dataset::read_floats() const {
+  Handle type(H5Dget_type(id()), H5Tclose);
+  if (H5Tget_class(type.id()) != H5T_FLOAT) throw Error(where() + ": dataset is not floating-point");
+  return read_doubles();
+}
+
 std::vector<std::int64_t> Dataset::read_ints() const {
   Handle type(H5Dget_type(id()), H5Tclose);
   if (H5Tget_class(type.id()) != H5T_INTEGER) throw Error(where() + ": dataset is not integer");
@@ -388,6 +394,8 @@ Handle open_file(const std::string& path, File::Mode mode) {
                   H5Fclose);
   }
   if (!std::filesystem::exists(path)) throw Error(path + ": no such file");
+  // A pipe would block the open for ever, a directory or device has nothing to read.
+  if (!std::filesystem::is_regular_file(path)) throw Error(path + ": not a regular file");
   if (!File::is_hdf5(path)) throw Error(path + ": not an HDF5 file");
   unsigned flags = mode == File::Mode::read ? H5F_ACC_RDONLY : H5F_ACC_RDWR;
   return Handle(check(H5Fopen(path.c_str(), flags, H5P_DEFAULT), path, "cannot open HDF5 file"),

@@ -86,6 +86,9 @@ class Dataset : public Object {
   using Object::Object;
   std::vector<hsize_t> shape() const;
   std::vector<double> read_doubles() const;         // any numeric type, converted
+  // Floating-point data only: times and rates stored as integers were written by
+  // something else than sextant, in a unit that can only be guessed.
+  std::vector<double> read_floats() const;
   std::vector<std::int64_t> read_ints() const;      // any integer type, converted
   std::vector<std::string> read_strings() const;
 };

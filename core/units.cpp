@@ -38,6 +38,7 @@ ByteRange parse_byte_range(std::string_view text, ByteRange defaults) {
   auto colon = text.find(':');
   if (colon == std::string_view::npos) return {defaults.min, parse_bytes(text)};  // MAX, as OSU's -m
   auto lo = text.substr(0, colon), hi = text.substr(colon + 1);
+  if (lo.empty() && hi.empty()) throw UsageError("size range ':' names neither MIN nor MAX");
   ByteRange r{lo.empty() ? defaults.min : parse_bytes(lo), hi.empty() ? defaults.max : parse_bytes(hi)};
   if (r.min > r.max)
     throw UsageError("size range '" + std::string(text) + "': MIN is larger than MAX");

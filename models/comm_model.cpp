@@ -191,7 +191,7 @@ std::vector<MeasuredGroup> read_comm_results(const std::string& results_path) {
   for_each_comm_group(file, "comm", [&](const h5::Group& g, const std::string& level, const std::string& bench,
                                         const std::string& dtype) {
     auto bytes = g.dataset("bytes").read_doubles();
-    auto median = g.dataset("median").read_doubles();
+    auto median = g.dataset("median").read_floats();
     auto data_bytes = g.dataset("data_bytes").read_doubles();
     auto valid = g.dataset("valid").read_doubles();
     // The median's 95% CI, as a standard error (CI half-width / 1.96), when stored.
@@ -199,6 +199,18 @@ std::vector<MeasuredGroup> read_comm_results(const std::string& results_path) {
     if (g.has("ci_lo") && g.has("ci_hi")) ci_lo = g.dataset("ci_lo").read_doubles(), ci_hi = g.dataset("ci_hi").read_doubles();
     if (median.size() != bytes.size() || data_bytes.size() != bytes.size() || valid.size() != bytes.size())
       throw Error(g.where() + ": datasets bytes, median, data_bytes and valid differ in length");
+    require_ranks(g, g.attr_int("ranks"));
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      const std::string at = "size " + std::to_string(i) + " (" + format_value(bytes[i]) + " bytes): ";
+      require_value(finite_nonnegative(bytes[i]) && (i == 0 || bytes[i] > bytes[i - 1]), g,
+                    at + "sizes must be finite and ascend");
+      require_value(finite_nonnegative(valid[i]), g, at + "valid " + format_value(valid[i]));
+      // A size with no valid repetition is missing (its median NaN, its reason beside it);
+      // one that was measured has a time.
+      require_value(valid[i] < 1 || (std::isfinite(median[i]) && median[i] > 0), g,
+                    at + "median " + format_value(median[i]) + " s from " + format_value(valid[i]) +
+                        " valid repetitions (a measured time is finite and > 0)");
+    }
     MeasuredGroup m;
     m.where = g.where();
     m.benchmark = bench;
@@ -208,12 +220,13 @@ std::vector<MeasuredGroup> read_comm_results(const std::string& results_path) {
     m.ranks = static_cast<int>(g.attr_int("ranks"));
     m.oversubscribed = g.attr_int("oversubscribed") != 0;
     m.busbw_factor = g.attr_double("busbw_factor");
+    require_value(finite_nonnegative(m.busbw_factor), g, "busbw_factor " + format_value(m.busbw_factor));
     // Bandwidth benchmarks time a window of messages: model one message of the stream.
     double window = g.has_attr("window") ? std::max<double>(1, static_cast<double>(g.attr_int("window"))) : 1;
     std::vector<std::string> reasons;
     if (g.has("unmeasured")) reasons = g.dataset("unmeasured").read_strings();
     for (std::size_t i = 0; i < bytes.size(); ++i) {
-      if (valid[i] < 1 || !(median[i] > 0)) {
+      if (valid[i] < 1) {
         if (m.unmeasured++ == 0)
           m.unmeasured_reason = i < reasons.size() && !reasons[i].empty() ? reasons[i] : "no valid repetition";
         continue;

@@ -24,12 +24,19 @@ std::vector<KernelPoint> read_kernel_points(const h5::Group& compute) {
       auto shapes = g.dataset("shape").read_strings();
       auto flops = g.dataset("flops").read_doubles();
       auto bytes = g.dataset("bytes").read_doubles();
-      auto median = g.dataset("median").read_doubles();
+      auto median = g.dataset("median").read_floats();
       if (flops.size() != shapes.size() || bytes.size() != shapes.size() || median.size() != shapes.size())
         throw Error(g.where() + ": datasets shape, flops, bytes and median differ in length");
       std::string family = g.attr_string("family");
-      for (std::size_t i = 0; i < shapes.size(); ++i)
-        if (median[i] > 0) out.push_back({name, family, dtype, shapes[i], flops[i], bytes[i], median[i]});
+      for (std::size_t i = 0; i < shapes.size(); ++i) {
+        const std::string at = "shape " + shapes[i] + ": ";
+        require_value(std::isfinite(flops[i]) && flops[i] >= 0 && std::isfinite(bytes[i]) && bytes[i] >= 0, g,
+                      at + "flops " + format_value(flops[i]) + ", bytes " + format_value(bytes[i]));
+        if (std::isnan(median[i])) continue;  // not measured
+        require_value(std::isfinite(median[i]) && median[i] > 0, g,
+                      at + "median " + format_value(median[i]) + " s (a measured time is finite and > 0)");
+        out.push_back({name, family, dtype, shapes[i], flops[i], bytes[i], median[i]});
+      }
     }
   }
   return out;
@@ -63,13 +70,38 @@ std::string variant_key(const std::string& kernel, const std::string& shape) {
   return flags.empty() ? kernel : kernel + "[" + flags + "]";
 }
 
-ComputeModel ComputeModel::fit_results(const std::string& results_path) {
+ComputeMeasurements read_compute_results(const std::string& results_path) {
   h5::File file = open_checked(results_path, results_schema);
   if (!file.has("compute")) throw Error(results_path + ": no /compute group (run the compute suite)");
   h5::Group compute = file.group("compute");
+  ComputeMeasurements r;
+  if (compute.has_attr("threads")) r.threads = static_cast<int>(compute.attr_int("threads"));
+  r.points = read_kernel_points(compute);
+  if (compute.has_attr("cache_bytes")) r.caches = compute.attr_doubles("cache_bytes");
+  if (compute.has("sweep")) {
+    h5::Group sweep = compute.group("sweep");
+    std::string kernel = sweep.has("triad") ? "triad" : sweep.children().front();
+    h5::Group kg = sweep.group(kernel);
+    h5::Group g = kg.group(kg.has("float64") ? "float64" : kg.children().front());
+    auto ws = g.dataset("working_set").read_doubles();
+    auto bw = g.dataset("bandwidth").read_floats();
+    if (ws.size() != bw.size()) throw Error(g.where() + ": datasets working_set and bandwidth differ in length");
+    for (std::size_t i = 0; i < ws.size(); ++i) {
+      require_value(std::isfinite(ws[i]) && ws[i] > 0 && (i == 0 || ws[i] > ws[i - 1]), g,
+                    "working set " + format_value(ws[i]) + " bytes (finite, > 0, ascending)");
+      require_value(std::isfinite(bw[i]) && bw[i] > 0, g,
+                    "bandwidth " + format_value(bw[i]) + " B/s at " + format_value(ws[i]) + " bytes");
+      r.sweep.push_back({ws[i], bw[i]});
+    }
+  }
+  return r;
+}
+
+ComputeModel ComputeModel::fit_results(const std::string& results_path) {
+  ComputeMeasurements measured_file = read_compute_results(results_path);
   ComputeModel m;
-  if (compute.has_attr("threads")) m.threads = static_cast<int>(compute.attr_int("threads"));
-  m.points = read_kernel_points(compute);
+  m.threads = measured_file.threads;
+  m.points = std::move(measured_file.points);
 
   // Peak: the best rate of the peak-FLOP kernels (over the accumulator sweep), per dtype.
   for (const auto& p : m.points)
@@ -78,19 +110,8 @@ ComputeModel ComputeModel::fit_results(const std::string& results_path) {
       m.peak_shape[p.dtype] = p.shape;
     }
   // Memory levels: plateaus of the triad working-set sweep (float64 if present).
-  std::vector<double> caches;
-  if (compute.has_attr("cache_bytes")) caches = compute.attr_doubles("cache_bytes");
-  if (compute.has("sweep")) {
-    h5::Group sweep = compute.group("sweep");
-    std::string kernel = sweep.has("triad") ? "triad" : sweep.children().front();
-    h5::Group kg = sweep.group(kernel);
-    h5::Group g = kg.group(kg.has("float64") ? "float64" : kg.children().front());
-    auto ws = g.dataset("working_set").read_doubles();
-    auto bw = g.dataset("bandwidth").read_doubles();
-    std::vector<CurvePoint> curve;
-    for (std::size_t i = 0; i < ws.size() && i < bw.size(); ++i) curve.push_back({ws[i], bw[i]});
-    if (curve.size() >= 2) m.ceilings.memory = detect_memory_levels(curve, caches);
-  }
+  if (measured_file.sweep.size() >= 2)
+    m.ceilings.memory = detect_memory_levels(measured_file.sweep, measured_file.caches);
   if (m.ceilings.peak_flops.empty()) throw Error(results_path + ": /compute has no peak-FLOP measurement");
   if (m.ceilings.memory.empty()) throw Error(results_path + ": /compute has no working-set sweep");
 

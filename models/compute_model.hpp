@@ -20,6 +20,17 @@ struct KernelPoint {
 
 std::string family_key(const std::string& family);
 
+// What the compute suite measured, as fit reads it from a results file (values checked:
+// one line naming the object when a number is impossible).
+struct ComputeMeasurements {
+  int threads = 0;                  // threads per rank (0: not recorded)
+  std::vector<KernelPoint> points;  // every measured kernel shape (missing ones left out)
+  std::vector<CurvePoint> sweep;    // the working-set sweep of triad (float64 if present)
+  std::vector<double> caches;       // the cache sizes the OS reported
+};
+// Error naming the file when it has no /compute group.
+ComputeMeasurements read_compute_results(const std::string& results_path);
+
 // Held-out check of the operator models: per kernel variant with at least 4 shapes,
 // fit on every other shape (by size), predict the others.
 struct OperatorHoldout {

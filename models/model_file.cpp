@@ -5,13 +5,35 @@
 
 namespace sextant::model {
 
+namespace {
+// A results file's /meta, with the completion record checked: fit and merge act on it.
+Provenance read_results_meta(const h5::File& f, const std::string& results_path) {
+  Provenance p = read_provenance(f.group("meta"));
+  if (auto c = p.fields.find("complete"); c != p.fields.end() && c->second != "yes" && c->second != "no")
+    throw Error(results_path + ": /meta: complete '" + c->second + "' (yes or no)");
+  return p;
+}
+}  // namespace
+
+void check_results_file(const std::string& results_path) {
+  bool has_comm = false, has_compute = false;
+  {
+    h5::File f = open_checked(results_path, results_schema);
+    read_results_meta(f, results_path);
+    has_comm = f.has("comm");
+    has_compute = f.has("compute");
+  }
+  if (has_comm) read_comm_results(results_path);
+  if (has_compute) read_compute_results(results_path);
+}
+
 ModelFile fit_model_file(const std::string& results_path, const ModelParts& parts) {
   ModelFile m;
   m.source_file = results_path;
   bool has_comm = false, has_compute = false;
   {
     h5::File f = open_checked(results_path, results_schema);
-    m.source = read_provenance(f.group("meta"));
+    m.source = read_results_meta(f, results_path);
     has_comm = parts.comm && f.has("comm");
     has_compute = parts.compute && f.has("compute");
   }

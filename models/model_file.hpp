@@ -29,6 +29,10 @@ struct ModelParts {
 // of; Error when it holds none of them.
 ModelFile fit_model_file(const std::string& results_path, const ModelParts& parts = {});
 
+// Reads every measurement of a results file as fit reads it (schema and values checked,
+// Error naming file, object and value), fitting nothing: merge checks its inputs so.
+void check_results_file(const std::string& results_path);
+
 // Writes the whole file to a temporary name and renames it into place, so a reader
 // never sees half a file. fit_provenance: the process that fitted it.
 void write_model_file(const std::string& model_path, const Provenance& fit_provenance, const ModelFile& model);

@@ -242,12 +242,31 @@ long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFil
   barrier(MPI_COMM_WORLD, wait);
   auto kernels = measure_kernels(o.kernels);
   remeasure_peak_while_beaten(o.kernels, kernels, wait);
-  barrier(MPI_COMM_WORLD, wait);
-  auto sweep = sweep_bandwidth(o.sweep);
   std::vector<double> caches;  // the data caches, as the fit reads them (cache_bytes)
   for (const auto& c : rt.machine().caches)
     if (c.type != "Instruction") caches.push_back(static_cast<double>(c.bytes));
+  // Written as each stage finishes: a run interrupted in the sweep keeps its kernels.
+  if (results) {
+    h5::Group g = results->group("compute");
+    g.set_attr("threads", std::int64_t{threads});
+    g.set_attr("oversubscribed", std::int64_t{rt.oversubscribed()});
+    // The ISA the kernels were compiled for: what sized their register tiles and the
+    // peak sweep's accumulator counts (kernels/isa.hpp).
+    const auto isa = kernels::compiled_isa();
+    g.set_attr("isa", std::string(isa.name));
+    g.set_attr("vector_bytes", std::int64_t{isa.vector_bytes});
+    g.set_attr("vector_registers", std::int64_t{isa.vector_registers});
+    g.set_attr("cache_bytes", caches);
+    write_kernels(*results, kernels);
+    results->flush();
+  }
+  barrier(MPI_COMM_WORLD, wait);
+  auto sweep = sweep_bandwidth(o.sweep);
   remeasure_sweep_while_beaten(o.sweep, kernels, sweep, caches, wait);
+  if (results) {
+    write_sweep(*results, sweep);
+    results->flush();
+  }
   barrier(MPI_COMM_WORLD, wait);
 
   long long invalid = 0;
@@ -272,22 +291,6 @@ long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFil
         std::printf("%14s %10.2f\n", format_bytes(static_cast<double>(p.bytes)).c_str(), p.gbytes_per_s);
     }
     std::fflush(stdout);
-    if (results) {
-      h5::Group g = results->group("compute");
-      g.set_attr("threads", std::int64_t{threads});
-      g.set_attr("oversubscribed", std::int64_t{rt.oversubscribed()});
-      // The ISA the kernels were compiled for: what sized their register tiles and the
-      // peak sweep's accumulator counts (kernels/isa.hpp).
-      const auto isa = kernels::compiled_isa();
-      g.set_attr("isa", std::string(isa.name));
-      g.set_attr("vector_bytes", std::int64_t{isa.vector_bytes});
-      g.set_attr("vector_registers", std::int64_t{isa.vector_registers});
-      g.set_attr("cache_bytes", caches);
-      write_kernels(*results, kernels);
-      results->flush();
-      write_sweep(*results, sweep);
-      results->flush();
-    }
     if (json) {
       auto doc = to_json(kernels, sweep);
       const auto isa = kernels::compiled_isa();

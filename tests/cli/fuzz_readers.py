@@ -25,7 +25,6 @@ import math
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,8 +32,7 @@ import time
 import h5py
 import numpy as np
 
-SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "SUMMARY: UndefinedBehavior")
-
+import outcomes
 
 def datasets_and_groups(f):
     ds, gs = [], []
@@ -143,33 +141,19 @@ class Fuzzer:
 
     def run(self, args, what, json_out=None):
         self.tally["runs"] += 1
-        try:
-            p = subprocess.run(args, capture_output=True, text=True, timeout=120, errors="replace")
-        except subprocess.TimeoutExpired:
-            self.failures.append("%s: hang (over 120 s): %s" % (what, " ".join(args)))
-            return
-        err = p.stderr
-        problem = None
-        if p.returncode not in (0, 1, 2):
-            problem = "exit status %d (crash)" % p.returncode
-        elif "Traceback (most recent call last)" in err:
-            problem = "Python traceback: " + err.strip().splitlines()[-1][:200]
-        elif any(m in err for m in SANITIZER_MARKS):
-            problem = "sanitizer report: " + next(l for l in err.splitlines() if any(m in l for m in SANITIZER_MARKS))
-        elif p.returncode != 0 and not any(l.startswith("sextant") for l in err.splitlines()):
-            problem = "exit %d without a 'sextant...' error line: %r" % (p.returncode, err[-300:])
-        elif p.returncode == 0 and json_out:
+        outcome, problem, _ = outcomes.run(args, timeout=120)
+        if outcome == "exit 0" and json_out:
             try:
                 with open(json_out) as fh:
                     bad = finite_positive_seconds(json.load(fh))
             except (OSError, ValueError) as e:
                 bad = ["unreadable --json output: %s" % e]
             if bad:
-                problem = "silent wrong answer with exit 0: " + "; ".join(bad[:3])
-        if problem:
-            self.failures.append("%s: %s\n    %s" % (what, problem, " ".join(args)))
+                outcome, problem = "silent wrong", "exit 0 with " + "; ".join(bad[:3])
+        if outcome in outcomes.FAILURES:
+            self.failures.append("%s: %s: %s\n    %s" % (what, outcome, problem, " ".join(args)))
         else:
-            self.tally["exit 0" if p.returncode == 0 else "clear error"] += 1
+            self.tally[outcome] += 1
 
     def results_commands(self, r, clean_model, what, with_report):
         S, w = self.sextant, self.work

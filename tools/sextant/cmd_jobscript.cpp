@@ -16,6 +16,7 @@
 #include "core/replace_file.hpp"
 #include "core/units.hpp"
 #include "suites/common/runtime.hpp"
+#include "tools/sextant/run_options.hpp"
 #include "tools/sextant/cli.hpp"
 
 namespace sextant::cli {
@@ -165,10 +166,18 @@ std::string generate(JobscriptArgs a, const Context& ctx) {
   check_sbatch_value("--log", a.log);
 
   std::string run_words;
-  for (const auto& w : split_words(a.run_args)) {
+  const auto words = split_words(a.run_args);
+  for (const auto& w : words) {
     if (w == "-o" || w.rfind("--output", 0) == 0 || w.rfind("--suite", 0) == 0 || (w.size() > 2 && w.rfind("-o", 0) == 0))
       throw UsageError("--run-args: '" + w + "' is set by the job script (one results file per suite)");
     run_words += (run_words.empty() ? "" : " ") + shell_quote(w);
+  }
+  for (const auto& suite : suites) {
+    try {
+      check_run_words(words, suite);
+    } catch (const UsageError& e) {
+      throw UsageError("--run-args '" + a.run_args + "' for --suite " + suite + ": " + e.what());
+    }
   }
   std::string suite_words;
   for (const auto& s : suites) suite_words += (suite_words.empty() ? "" : " ") + s;

@@ -16,6 +16,7 @@
 #include "core/replace_file.hpp"
 #include "core/schema.hpp"
 #include "core/units.hpp"
+#include "models/model_file.hpp"
 #include "suites/common/runtime.hpp"
 #include "tools/sextant/cli.hpp"
 
@@ -48,6 +49,7 @@ void merge(const std::vector<std::string>& inputs, const std::string& output, co
   long long max_ranks = 1;
   bool oversubscribed = false, complete = true;
   for (const auto& in : inputs) {
+    model::check_results_file(in);  // a damaged input is refused, not copied into the merge
     files.push_back(open_checked(in, results_schema));
     const h5::File& f = files.back();
     auto found = mergeable_groups(f);

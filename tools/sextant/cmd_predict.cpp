@@ -226,6 +226,7 @@ Json predict_comm(const PredictArgs& a) {
   const auto file = model::read_model_file(a.model);
   const auto& m = model::comm_part(file, a.model);
   if (a.op.empty()) {
+    if (!a.bytes.empty() || a.ranks_given) throw UsageError("--bytes and --ranks need --op (the benchmark to predict)");
     Json doc = document("comm_fits", a.model);
     doc["fits"] = Json::array();
     std::cout << a.model << ": " << m.fits.size() << " communication fits (use --op and --bytes):\n";
@@ -240,7 +241,8 @@ Json predict_comm(const PredictArgs& a) {
   if (a.bytes.empty()) throw UsageError("--bytes is required with --op");
   double bytes = static_cast<double>(parse_bytes(a.bytes));
   int ranks = a.ranks;
-  if (ranks < 0 || (ranks == 0 && a.ranks_given)) throw UsageError("--ranks " + std::to_string(ranks) + ": must be >= 1");
+  // Every benchmark is measured on 2 ranks or more; one rank has no communication to predict.
+  if (a.ranks_given && ranks < 2) throw UsageError("--ranks " + std::to_string(ranks) + ": must be >= 2");
   if (ranks == 0) {
     auto fitted = m.fitted_ranks(a.op, a.level, a.dtype);
     if (fitted.size() > 1) {

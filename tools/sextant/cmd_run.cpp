@@ -20,29 +20,20 @@
 namespace sextant::cli {
 namespace {
 
-struct RunArgs {
-  std::string suite = "comm";
-  std::string output;
-  bool overwrite = false;
-  std::string json, csv;
-  MeasureArgs measure;
-  CommArgs comm;
-  ComputeArgs compute;
-  TrainArgs train;
-};
-
 // SIGINT and SIGTERM (Ctrl-C, a scheduler's time limit, mpiexec forwarding either) end
-// the run at once with 128 + the signal, never 0, and say where the measurements are:
-// the results file holds every benchmark that finished, with complete = "no". Under
-// mpiexec the launcher's own exit status decides what the shell sees (MPICH's Hydra
-// returned 0 in 2 of 6 SIGTERMs here): the file's complete flag is the reliable record.
-// Only async-signal-safe calls in the handler.
+// the run at once and say where the measurements are: the results file holds every
+// benchmark that finished, with complete = "no". The process then dies by the signal
+// itself (the shell sees 128 + the signal): a launcher tells a rank killed by a signal
+// from one that ended (MPICH's Hydra returned 0 for ranks that exited 143 on its
+// SIGTERM). Only async-signal-safe calls in the handler.
 char interrupted_by_sigint[600], interrupted_by_sigterm[600];
 
 extern "C" void on_interrupt(int signal) {
   const char* message = signal == SIGINT ? interrupted_by_sigint : interrupted_by_sigterm;
   const ssize_t written [[maybe_unused]] = ::write(STDERR_FILENO, message, std::strlen(message));  // one write: whole lines
-  ::_exit(128 + signal);
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+  ::_exit(128 + signal);  // not reached: the default action ends the process
 }
 
 void exit_on_interrupt(const std::string& results_path) {
@@ -62,19 +53,9 @@ void exit_on_interrupt(const std::string& results_path) {
 void register_run(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "Measure a suite and write a results file (run under mpiexec)");
-  cmd->add_option("--suite", args->suite, "comm | compute | train")->check(CLI::IsMember({"comm", "compute", "train"}));
-  cmd->add_option("-o,--output", args->output, "results file (default results/<host>-<UTC time>.h5)");
-  cmd->add_flag("--overwrite", args->overwrite, "replace an existing results file (-o)");
-  cmd->add_option("--json", args->json, "also write the results as one JSON document to this file (every suite)");
-  cmd->add_option("--csv", args->csv,
-                  "also write the tables as CSV, PREFIX.<table>.csv (comm; compute and sweep; train has all four)");
-  args->measure.add(*cmd);
-  args->comm.add(*cmd);
-  args->compute.add(*cmd);
-  args->train.add(*cmd);
+  args->add(*cmd);
   cmd->callback([&ctx, args] {
-    if (!args->comm.ranks.empty() && args->suite != "comm")
-      throw UsageError("--ranks: the rank sweep is for --suite comm");
+    args->check_combination();
     comm::Options comm_opts = args->comm.resolve(args->measure, args->suite != "compute");
     compute::SuiteOptions compute_opts = args->compute.resolve(args->measure);
     Runtime rt(ctx.argc, ctx.argv);

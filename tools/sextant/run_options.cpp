@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "tools/sextant/cli.hpp"
 
 namespace sextant::cli {
 namespace {
@@ -45,21 +46,13 @@ comm::Options CommArgs::resolve(const MeasureArgs& m, bool dtypes_apply) const {
     }
   }
   if (a.factor != 0) o.factor = a.factor;
-  if (a.factor != 0 && !(a.factor > 1)) throw UsageError("-f/--factor " + std::to_string(a.factor) + ": must be > 1");
   if (m.iterations != 0) {
-    if (m.iterations < 1) throw UsageError("-i/--iterations " + std::to_string(m.iterations) + ": must be >= 1");
     o.max_iterations = static_cast<std::size_t>(m.iterations);
     o.min_iterations = std::min(o.min_iterations, o.max_iterations);
   }
   if (a.warmup >= 0) o.warmup = static_cast<std::size_t>(a.warmup);
-  if (m.budget != 0) {
-    if (!(m.budget > 0)) throw UsageError("--budget " + std::to_string(m.budget) + ": must be > 0 seconds");
-    o.budget_seconds = m.budget;
-  }
-  if (m.precision != 0) {
-    if (!(m.precision > 0)) throw UsageError("--precision " + std::to_string(m.precision) + ": must be > 0");
-    o.rel_ci_half_width = m.precision;
-  }
+  if (m.budget != 0) o.budget_seconds = m.budget;
+  if (m.precision != 0) o.rel_ci_half_width = m.precision;
   o.sync = comm::parse_sync(a.sync);
   o.benchmarks = split_list(a.benchmarks);
   o.dtypes.clear();
@@ -130,14 +123,50 @@ train::PipelineOptions TrainArgs::resolve(const MeasureArgs& m, const CommArgs& 
 }
 
 
+void RunArgs::add(CLI::App& cmd) {
+  cmd.add_option("--suite", suite, "comm | compute | train")->check(CLI::IsMember({"comm", "compute", "train"}));
+  cmd.add_option("-o,--output", output, "results file (default results/<host>-<UTC time>.h5)");
+  cmd.add_flag("--overwrite", overwrite, "replace an existing results file (-o)");
+  cmd.add_option("--json", json, "also write the results as one JSON document to this file (every suite)");
+  cmd.add_option("--csv", csv,
+                 "also write the tables as CSV, PREFIX.<table>.csv (comm; compute and sweep; train has all four)");
+  measure.add(cmd);
+  comm.add(cmd);
+  compute.add(cmd);
+  train.add(cmd);
+}
+
+void RunArgs::check_combination() const {
+  if (!comm.ranks.empty() && suite != "comm") throw UsageError("--ranks: the rank sweep is for --suite comm");
+}
+
+void check_run_words(const std::vector<std::string>& words, const std::string& suite) {
+  CLI::App app;
+  RunArgs args;
+  args.add(app);
+  refuse_empty_values(app);
+  std::vector<std::string> reversed{words.rbegin(), words.rend()};  // CLI11 parses a vector from its back
+  reversed.insert(reversed.end(), {suite, "--suite"});
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+  args.check_combination();
+  args.comm.resolve(args.measure, suite != "compute");
+  args.compute.resolve(args.measure);
+  args.train.resolve(args.measure, args.comm);
+}
+
 void MeasureArgs::add(CLI::App& cmd) {
   cmd.add_flag("--quick", quick, "short sweep for smoke runs and CI");
   cmd.add_option("--dtypes", dtypes, "comm: int32,float32,float64 (default float32); compute: float64,float32 (default both)")
-      ->each([this](const std::string&) { dtypes_given = true; });
+      ->check(checks::names)->each([this](const std::string&) { dtypes_given = true; });
   // Checked when given (the defaults stand for "not given"): -i 0 is an error.
   cmd.add_option("-i,--iterations", iterations, "iteration cap per size (default 1000; --quick 200)")->check(CLI::PositiveNumber);
-  cmd.add_option("--budget", budget, "time budget per size, seconds (default 0.25; --quick 0.03)");
-  cmd.add_option("--precision", precision, "stop when the median's 95% CI half-width <= this fraction (0.02)");
+  cmd.add_option("--budget", budget, "time budget per size, seconds (default 0.25; --quick 0.03)")->check(checks::above(0));
+  cmd.add_option("--precision", precision, "stop when the median's 95% CI half-width <= this fraction (0.02)")
+      ->check(checks::fraction);
   cmd.add_option("--check", check, "validated iterations per size (0 disables)")->check(CLI::NonNegativeNumber);
 }
 
@@ -145,15 +174,15 @@ void CommArgs::add(CLI::App& cmd) {
   const char* group = "comm suite (and the train suite's comm measurements)";
   cmd.add_option("-m,--sizes", sizes, "message sizes in bytes, OSU's -m: MIN:MAX, MAX, MIN: (K/M/G suffixes; default 1:4M, --quick 1:1M)")
       ->each([this](const std::string&) { sizes_given = true; })->group(group);
-  cmd.add_option("-f,--factor", factor, "size step factor (default 2)")->group(group);
+  cmd.add_option("-f,--factor", factor, "size step factor (default 2)")->check(checks::above(1))->group(group);
   cmd.add_option("-x,--warmup", warmup, "warm-up iterations per size (default 10; --quick 3)")->check(CLI::NonNegativeNumber)->group(group);
   cmd.add_option("--sync", sync, "barrier (OSU/IMB-comparable; default) | window (ReproMPI-style)")->group(group);
   std::string names;
   for (const auto& b : comm::registry()) names += (names.empty() ? "" : ", ") + std::string(b.name);
   cmd.add_option("--collectives,--benchmarks", benchmarks, "comma-separated benchmark names (default all: " + names + ")")
-      ->group(group);
+      ->check(checks::names)->group(group);
   cmd.add_option("--op", op, "reduction: sum (default) | max | min")->group(group);
-  cmd.add_option("--levels", levels, "world,intra,inter (default world)")->group(group);
+  cmd.add_option("--levels", levels, "world,intra,inter (default world)")->check(checks::names)->group(group);
   cmd.add_option("--ranks", ranks,
                  "the rank sweep in one launch, A:B or a list (each on the level's first p ranks; default all ranks)")
       ->group(group);
@@ -174,21 +203,21 @@ void CommArgs::add(CLI::App& cmd) {
 
 void ComputeArgs::add(CLI::App& cmd) {
   const char* group = "compute suite";
-  cmd.add_option("--kernels", kernels, "kernel names (default all)")->group(group);
+  cmd.add_option("--kernels", kernels, "kernel names (default all)")->check(checks::names)->group(group);
   cmd.add_flag("--full-shapes", full_shapes, "the larger shape set of every kernel")->group(group);
-  cmd.add_option("--families", families, "kernel families (default all)")->group(group);
+  cmd.add_option("--families", families, "kernel families (default all)")->check(checks::names)->group(group);
 }
 
 void TrainArgs::add(CLI::App& cmd) {
   const char* group = "train suite";
-  cmd.add_option("--configs", configs, "configurations of the sweep to run (default all)")->group(group);
+  cmd.add_option("--configs", configs, "configurations of the sweep to run (default all)")->check(checks::names)->group(group);
   cmd.add_option("--model-sizes", model_sizes, "the proxy's model sizes, of small,medium,large (default all; --quick small,medium)")
-      ->group(group);
+      ->check(checks::names)->group(group);
   cmd.add_option("--dense", dense,
                  "GEMMs by portable (sextant's Kokkos kernels) or vendor (BLAS via Kokkos Kernels; the default where built)")
       ->group(group);
   cmd.add_option("--steps", steps, "measured steps per configuration (default: 10, 8 with --quick, more until 0.5 s)")
-      ->group(group);
+      ->check(CLI::PositiveNumber)->group(group);
 }
 
 }  // namespace sextant::cli

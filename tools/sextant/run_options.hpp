@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include "suites/comm/harness.hpp"
 #include "suites/compute/suite.hpp"
@@ -53,5 +54,24 @@ struct TrainArgs {
   void add(CLI::App& cmd);
   train::PipelineOptions resolve(const MeasureArgs& m, const CommArgs& comm) const;
 };
+
+// Every option of `sextant run`: the run's own and each suite's.
+struct RunArgs {
+  std::string suite = "comm";
+  std::string output;
+  bool overwrite = false;
+  std::string json, csv;
+  MeasureArgs measure;
+  CommArgs comm;
+  ComputeArgs compute;
+  TrainArgs train;
+  void add(CLI::App& cmd);
+  void check_combination() const;  // options that do not go together (UsageError)
+};
+
+// `sextant run` options given as words, e.g. a job script's --run-args, checked as the
+// run will check them for this suite, without running it: UsageError naming what is
+// wrong (a job must not queue for hours to fail on an option).
+void check_run_words(const std::vector<std::string>& words, const std::string& suite);
 
 }  // namespace sextant::cli
