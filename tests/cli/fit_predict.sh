@@ -71,19 +71,6 @@ contains "$out" "does not scale with ranks"
 # benchmark's median |error| below 64 KiB is the fit's residual, <= 8%).
 "$python" "$(dirname "$0")/check_predict.py" "$sextant" "$results" "$model" || fail "predictions at measured sizes"
 
-# Held-out check: fitted on every other size, judged on the others. Limit: median MAPE
-# over benchmarks below 64 KiB <= 15% (six quick 2-rank runs on the shared 2-core VM:
-# 7.5-9.1%; goal 5%); a fit that cannot interpolate is far above it.
-# The median is computed here from the rows of `fit --holdout --json`.
-expect_rc 0 "$sextant" fit "$results" --holdout --json "$work/holdout.json"
-holdout=$("$python" -c 'import json, statistics, sys
-rows = json.load(open(sys.argv[1]))["comm"]
-small = [r["mape_below_64KiB_percent"] for r in rows if r["held_out_below_64KiB"] > 0]
-assert any(r["benchmark"] == "allreduce" for r in rows) and small, rows
-print("%.2f" % statistics.median(small))' "$work/holdout.json") || fail "no held-out rows in the JSON"
-echo "held-out median MAPE below 64 KiB: $holdout% (limit 15%, goal 5%)"
-awk -v m="$holdout" 'BEGIN { exit !(m <= 15) }' || fail "held-out median MAPE $holdout% > 15%"
-
 expect_rc 0 "$sextant" predict "$model"
 contains "$out" "communication fits"
 echo "fit/predict: ok"
