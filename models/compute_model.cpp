@@ -27,6 +27,9 @@ std::vector<KernelPoint> read_kernel_points(const h5::Group& compute) {
       auto median = g.dataset("median").read_floats();
       if (flops.size() != shapes.size() || bytes.size() != shapes.size() || median.size() != shapes.size())
         throw Error(g.where() + ": datasets shape, flops, bytes and median differ in length");
+      std::vector<double> flushed(shapes.size(), 0.0);
+      if (g.has("flush_bytes")) flushed = g.dataset("flush_bytes").read_doubles();
+      if (flushed.size() != shapes.size()) throw Error(g.where() + ": datasets shape and flush_bytes differ in length");
       std::string family = g.attr_string("family");
       for (std::size_t i = 0; i < shapes.size(); ++i) {
         const std::string at = "shape " + shapes[i] + ": ";
@@ -35,11 +38,68 @@ std::vector<KernelPoint> read_kernel_points(const h5::Group& compute) {
         if (std::isnan(median[i])) continue;  // not measured
         require_value(std::isfinite(median[i]) && median[i] > 0, g,
                       at + "median " + format_value(median[i]) + " s (a measured time is finite and > 0)");
-        out.push_back({name, family, dtype, shapes[i], flops[i], bytes[i], median[i]});
+        require_value(std::isfinite(flushed[i]) && flushed[i] >= 0, g, at + "flush_bytes " + format_value(flushed[i]));
+        out.push_back({name, family, dtype, shapes[i], flops[i], bytes[i], median[i], flushed[i]});
       }
     }
   }
   return out;
+}
+
+// A retention curve: ascending x, shares in [0, 1] that never grow.
+void read_curve(const h5::Group& g, const std::string& x_name, const std::string& kept_name, std::vector<double>& x,
+                std::vector<double>& kept) {
+  x = g.dataset(x_name).read_doubles();
+  kept = g.dataset(kept_name).read_doubles();
+  require_value(x.size() == kept.size() && !x.empty(), g, x_name + " and " + kept_name + " differ in length or are empty");
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    require_value(std::isfinite(x[i]) && x[i] >= 0 && (i == 0 || x[i] > x[i - 1]), g,
+                  x_name + " " + format_value(x[i]) + " (finite, >= 0, ascending)");
+    require_value(kept[i] >= 0 && kept[i] <= 1 && (i == 0 || kept[i] <= kept[i - 1]), g,
+                  kept_name + " " + format_value(kept[i]) + " (in [0, 1], never growing)");
+  }
+}
+
+// /compute/retention of a results or a model file.
+CacheRetention read_retention(const h5::Group& g) {
+  CacheRetention r;
+  read_curve(g, "distance_bytes", "kept", r.distance, r.kept);
+  return r;
+}
+
+// /compute/operators (or operators_hot): a group per family and dtype.
+std::vector<OperatorModel> read_operators(const h5::Group& ops) {
+  std::vector<OperatorModel> out;
+  for (const auto& family : ops.children()) {
+    h5::Group fg = ops.group(family);
+    for (const auto& dtype : fg.children()) {
+      h5::Group g = fg.group(dtype);
+      OperatorModel o;
+      o.family = family;
+      o.dtype = dtype;
+      o.e_compute = g.attr_double("e_compute");
+      o.e_memory = g.attr_double("e_memory");
+      o.t0 = g.attr_double("t0");
+      o.median_rel_error = g.attr_double("median_rel_error");
+      o.shapes = static_cast<std::size_t>(g.attr_int("shapes"));
+      require_value(o.e_compute > 0 && o.e_compute <= 1, g, "e_compute " + format_value(o.e_compute) + " (must be in (0, 1])");
+      require_value(o.e_memory > 0 && o.e_memory <= 1, g, "e_memory " + format_value(o.e_memory) + " (must be in (0, 1])");
+      require_value(std::isfinite(o.t0) && o.t0 >= 0, g, "t0 " + format_value(o.t0) + " s (must be finite, >= 0)");
+      out.push_back(o);
+    }
+  }
+  return out;
+}
+
+void write_operators(h5::Group ops, const std::vector<OperatorModel>& models) {
+  for (const auto& o : models) {
+    h5::Group g = ops.create_group(o.family).create_group(o.dtype);
+    g.set_attr("e_compute", o.e_compute);
+    g.set_attr("e_memory", o.e_memory);
+    g.set_attr("t0", o.t0);
+    g.set_attr("median_rel_error", o.median_rel_error);
+    g.set_attr("shapes", static_cast<std::int64_t>(o.shapes));
+  }
 }
 
 }  // namespace
@@ -78,6 +138,7 @@ ComputeMeasurements read_compute_results(const std::string& results_path) {
   if (compute.has_attr("threads")) r.threads = static_cast<int>(compute.attr_int("threads"));
   r.points = read_kernel_points(compute);
   if (compute.has_attr("cache_bytes")) r.caches = compute.attr_doubles("cache_bytes");
+  if (compute.has("retention")) r.retention = read_retention(compute.group("retention"));
   if (compute.has("sweep")) {
     h5::Group sweep = compute.group("sweep");
     std::string kernel = sweep.has("triad") ? "triad" : sweep.children().front();
@@ -102,6 +163,7 @@ ComputeModel ComputeModel::fit_results(const std::string& results_path) {
   ComputeModel m;
   m.threads = measured_file.threads;
   m.points = std::move(measured_file.points);
+  m.retention = std::move(measured_file.retention);
 
   // Peak: the best rate of the peak-FLOP kernels (over the accumulator sweep), per dtype.
   for (const auto& p : m.points)
@@ -128,18 +190,30 @@ ComputeModel ComputeModel::fit_results(const std::string& results_path) {
   m.raised = raise_ceilings(m.ceilings, measured);
 
   // One model per kernel (layernorm_backward and layernorm_forward differ), and one per
-  // registry family for operators the suite does not measure by name.
-  std::map<std::pair<std::string, std::string>, std::vector<OperatorSample>> families;
-  for (const auto& p : m.points)
-    if (p.family != "peak" && m.ceilings.peak_flops.count(p.dtype)) {
-      families[{p.kernel, p.dtype}].push_back({p.kernel, p.dtype, p.shape, p.flops, p.bytes, p.seconds});
-      std::string v = variant_key(p.kernel, p.shape);
-      if (v != p.kernel) families[{v, p.dtype}].push_back({v, p.dtype, p.shape, p.flops, p.bytes, p.seconds});
-      families[{family_key(p.family), p.dtype}].push_back(
-          {family_key(p.family), p.dtype, p.shape, p.flops, p.bytes, p.seconds});
-    }
-  for (const auto& [key, samples] : families)
-    if (samples.size() >= 2) m.operators.push_back(fit_operator(m.ceilings, samples));
+  // registry family for operators the suite does not measure by name; in one cache state
+  // per shape, the most flushed one, and where the train suite measured a shape's hot
+  // twin too, a second set from those (the cache model's two ends, for shapes no one
+  // measured).
+  auto fit = [&](auto&& chosen) {
+    std::map<std::pair<std::string, std::string>, std::vector<OperatorSample>> families;
+    for (const auto& p : m.points)
+      if (p.family != "peak" && m.ceilings.peak_flops.count(p.dtype) && chosen(p)) {
+        families[{p.kernel, p.dtype}].push_back({p.kernel, p.dtype, p.shape, p.flops, p.bytes, p.seconds});
+        std::string v = variant_key(p.kernel, p.shape);
+        if (v != p.kernel) families[{v, p.dtype}].push_back({v, p.dtype, p.shape, p.flops, p.bytes, p.seconds});
+        families[{family_key(p.family), p.dtype}].push_back(
+            {family_key(p.family), p.dtype, p.shape, p.flops, p.bytes, p.seconds});
+      }
+    std::vector<OperatorModel> out;
+    for (const auto& [key, samples] : families)
+      if (samples.size() >= 2) out.push_back(fit_operator(m.ceilings, samples));
+    return out;
+  };
+  m.operators = fit([&](const KernelPoint& p) { return m.measured(p.kernel, p.dtype, p.shape) == &p; });
+  m.hot_operators = fit([&](const KernelPoint& p) {
+    const KernelPoint* reference = m.measured(p.kernel, p.dtype, p.shape);
+    return p.flush_bytes == 0 && reference != &p && reference->flush_bytes > 0;
+  });
   return m;
 }
 
@@ -169,32 +243,18 @@ ComputeModel ComputeModel::read(const h5::Group& root) {
     if (name.rfind("peak_shape_", 0) == 0) m.peak_shape[name.substr(11)] = ceil.attr_string(name);
   if (ceil.has("raised")) m.raised = ceil.dataset("raised").read_strings();
   if (c.has("ceiling_violations")) m.violations = c.dataset("ceiling_violations").read_strings();
-  h5::Group ops = c.group("operators");
-  for (const auto& family : ops.children()) {
-    h5::Group fg = ops.group(family);
-    for (const auto& dtype : fg.children()) {
-      h5::Group g = fg.group(dtype);
-      OperatorModel o;
-      o.family = family;
-      o.dtype = dtype;
-      o.e_compute = g.attr_double("e_compute");
-      o.e_memory = g.attr_double("e_memory");
-      o.t0 = g.attr_double("t0");
-      o.median_rel_error = g.attr_double("median_rel_error");
-      o.shapes = static_cast<std::size_t>(g.attr_int("shapes"));
-      require_value(o.e_compute > 0 && o.e_compute <= 1, g, "e_compute " + format_value(o.e_compute) + " (must be in (0, 1])");
-      require_value(o.e_memory > 0 && o.e_memory <= 1, g, "e_memory " + format_value(o.e_memory) + " (must be in (0, 1])");
-      require_value(std::isfinite(o.t0) && o.t0 >= 0, g, "t0 " + format_value(o.t0) + " s (must be finite, >= 0)");
-      m.operators.push_back(o);
-    }
-  }
+  m.operators = read_operators(c.group("operators"));
+  if (c.has("operators_hot")) m.hot_operators = read_operators(c.group("operators_hot"));
+  if (c.has("retention")) m.retention = read_retention(c.group("retention"));
   if (c.has("points")) {
     h5::Group p = c.group("points");
     auto kernel = p.dataset("kernel").read_strings(), family = p.dataset("family").read_strings();
     auto dtype = p.dataset("dtype").read_strings(), shape = p.dataset("shape").read_strings();
     auto flops = p.dataset("flops").read_doubles(), bytes = p.dataset("bytes").read_doubles();
     auto sec = p.dataset("seconds").read_doubles();
-    for (std::size_t n : {family.size(), dtype.size(), shape.size(), flops.size(), bytes.size(), sec.size()})
+    // Files before the cache model recorded no flush: one state per shape, read as hot.
+    auto flushed = p.has("flush_bytes") ? p.dataset("flush_bytes").read_doubles() : std::vector<double>(kernel.size(), 0.0);
+    for (std::size_t n : {family.size(), dtype.size(), shape.size(), flops.size(), bytes.size(), sec.size(), flushed.size()})
       require_value(n == kernel.size(), p,
                     "datasets differ in length (kernel " + std::to_string(kernel.size()) + ", another " +
                         std::to_string(n) + ")");
@@ -203,7 +263,9 @@ ComputeModel ComputeModel::read(const h5::Group& root) {
                   std::isfinite(bytes[i]) && bytes[i] >= 0,
               p, "point " + kernel[i] + " " + shape[i] + ": seconds " + format_value(sec[i]) + ", flops " + format_value(flops[i]) +
                      ", bytes " + format_value(bytes[i]));
-      m.points.push_back({kernel[i], family[i], dtype[i], shape[i], flops[i], bytes[i], sec[i]});
+      require_value(std::isfinite(flushed[i]) && flushed[i] >= 0, p,
+                    "point " + kernel[i] + " " + shape[i] + ": flush_bytes " + format_value(flushed[i]));
+      m.points.push_back({kernel[i], family[i], dtype[i], shape[i], flops[i], bytes[i], sec[i], flushed[i]});
     }
   }
   return m;
@@ -231,19 +293,13 @@ void ComputeModel::write_into(h5::Group& root) const {
   ceil.write("lo_bytes", lo);
   ceil.write("hi_bytes", hi);
   ceil.write("bandwidth", bw);
-  h5::Group ops = c.create_group("operators");
-  for (const auto& o : operators) {
-    h5::Group g = ops.create_group(o.family).create_group(o.dtype);
-    g.set_attr("e_compute", o.e_compute);
-    g.set_attr("e_memory", o.e_memory);
-    g.set_attr("t0", o.t0);
-    g.set_attr("median_rel_error", o.median_rel_error);
-    g.set_attr("shapes", static_cast<std::int64_t>(o.shapes));
-  }
+  write_operators(c.create_group("operators"), operators);
+  if (!hot_operators.empty()) write_operators(c.create_group("operators_hot"), hot_operators);
   h5::Group p = c.create_group("points");
   std::vector<std::string> kernel, family, dtype, shape;
-  std::vector<double> flops, bytes, sec;
+  std::vector<double> flops, bytes, sec, flushed;
   for (const auto& k : points) {
+    flushed.push_back(k.flush_bytes);
     kernel.push_back(k.kernel);
     family.push_back(k.family);
     dtype.push_back(k.dtype);
@@ -259,7 +315,13 @@ void ComputeModel::write_into(h5::Group& root) const {
   p.write("flops", flops);
   p.write("bytes", bytes);
   p.write("seconds", sec);
+  p.write("flush_bytes", flushed);
   c.write("ceiling_violations", violations);
+  if (!retention.distance.empty()) {
+    h5::Group r = c.create_group("retention");
+    r.write("distance_bytes", retention.distance);
+    r.write("kept", retention.kept);
+  }
 }
 
 const OperatorModel* ComputeModel::find(const std::string& family, const std::string& dtype) const {
@@ -274,11 +336,69 @@ std::string ComputeModel::o_bound(const KernelPoint& p) const {
   return unit.bound(ceilings, p.flops, p.bytes);
 }
 
+const KernelPoint* ComputeModel::measured(const std::string& kernel, const std::string& dtype,
+                                          const std::string& shape) const {
+  const KernelPoint* best = nullptr;
+  for (const auto& p : points)
+    if (p.kernel == kernel && p.dtype == dtype && shape_contains(shape, p.shape) &&
+        (!best || p.flush_bytes > best->flush_bytes))
+      best = &p;
+  return best;
+}
+
+std::optional<ComputeModel::CacheBounds> ComputeModel::cache_bounds(const std::string& op_name, const std::string& dtype,
+                                                                    const std::string& shape, double flops, double bytes,
+                                                                    const std::string& family) const {
+  const std::string op = registry_kernel(op_name, shape);
+  if (!use_points) {
+    const OperatorModel* hot = lookup(hot_operators, op, dtype, family, shape);
+    const OperatorModel* cold = lookup(operators, op, dtype, family, shape);
+    if (!hot || !cold) return std::nullopt;
+    return CacheBounds{hot->predict(ceilings, flops, bytes), cold->predict(ceilings, flops, bytes)};
+  }
+  const KernelPoint* cold = measured(op, dtype, shape);
+  if (!cold || !(cold->flush_bytes > 0)) return std::nullopt;
+  for (const auto& p : points)
+    if (p.flush_bytes == 0 && p.kernel == op && p.dtype == dtype && p.shape == cold->shape)
+      return CacheBounds{p.seconds, cold->seconds};
+  return std::nullopt;
+}
+
+bool ComputeModel::has_cache_bounds() const {
+  if (!use_points) return !hot_operators.empty();
+  bool hot = false, cold = false;
+  for (const auto& p : points) (p.flush_bytes > 0 ? cold : hot) = true;
+  return hot && cold;
+}
+
+const OperatorModel* ComputeModel::lookup(const std::vector<OperatorModel>& set, const std::string& op,
+                                          const std::string& dtype, const std::string& family,
+                                          const std::string& shape) const {
+  auto in = [&](const std::string& name) -> const OperatorModel* {
+    for (const auto& o : set)
+      if (o.family == name && o.dtype == dtype) return &o;
+    return nullptr;
+  };
+  const OperatorModel* o = shape.empty() ? nullptr : in(variant_key(op, shape));
+  if (!o) o = in(op);
+  if (!o && !family.empty()) o = in(family_key(family));
+  return o;
+}
+
+std::optional<CacheRetention> ComputeModel::cache_retention() const {
+  if (!retention.distance.empty()) return retention;
+  const auto& levels = ceilings.memory;
+  for (std::size_t i = 1; i < levels.size(); ++i)
+    if (levels[i].name == "DRAM" && levels[i].lo_bytes > levels[i - 1].hi_bytes)
+      return CacheRetention{{levels[i - 1].hi_bytes, levels[i].lo_bytes}, {1, 0}};
+  return std::nullopt;
+}
+
 std::vector<OperatorHoldout> operator_holdout(const std::string& results_path) {
   ComputeModel m = ComputeModel::fit_results(results_path);
   std::map<std::pair<std::string, std::string>, std::vector<OperatorSample>> ops;
   for (const auto& p : m.points)
-    if (p.family != "peak" && m.ceilings.peak_flops.count(p.dtype)) {
+    if (p.family != "peak" && m.ceilings.peak_flops.count(p.dtype) && m.measured(p.kernel, p.dtype, p.shape) == &p) {
       std::string v = variant_key(p.kernel, p.shape);
       ops[{v, p.dtype}].push_back({v, p.dtype, p.shape, p.flops, p.bytes, p.seconds});
     }
@@ -309,18 +429,14 @@ ComputeModel::Estimate ComputeModel::predict(const std::string& op_name, const s
   const std::string op = registry_kernel(op_name, shape);
   Estimate e;
   if (use_points && !shape.empty())
-    for (const auto& p : points)
-      if (p.kernel == op && p.dtype == dtype && shape_contains(shape, p.shape)) {
-        e.seconds = p.seconds;
-        e.model = "measured";
-        e.bound = o_bound(p);
-        e.calibrated = true;
-        return e;
-      }
-  const OperatorModel* o = shape.empty() ? nullptr : find(variant_key(op, shape), dtype);
-  if (!o) o = find(op, dtype);
-  if (!o && !family.empty()) o = find(family_key(family), dtype);
-  if (o) {
+    if (const KernelPoint* p = measured(op, dtype, shape)) {
+      e.seconds = p->seconds;
+      e.model = "measured";
+      e.bound = o_bound(*p);
+      e.calibrated = true;
+      return e;
+    }
+  if (const OperatorModel* o = lookup(operators, op, dtype, family, shape)) {
     e.model = o->family;
     e.seconds = o->predict(ceilings, flops, bytes);
     e.bound = o->bound(ceilings, flops, bytes);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/h5.hpp"
+#include "models/cache_state.hpp"
 #include "models/roofline.hpp"
 #include "models/train_plan.hpp"
 
@@ -16,6 +17,7 @@ namespace sextant::model {
 struct KernelPoint {
   std::string kernel, family, dtype, shape;
   double flops = 0, bytes = 0, seconds = 0;  // seconds: median
+  double flush_bytes = 0;  // streamed through the caches before each run (0: run back to back, hot)
 };
 
 std::string family_key(const std::string& family);
@@ -27,6 +29,7 @@ struct ComputeMeasurements {
   std::vector<KernelPoint> points;  // every measured kernel shape (missing ones left out)
   std::vector<CurvePoint> sweep;    // the working-set sweep of triad (float64 if present)
   std::vector<double> caches;       // the cache sizes the OS reported
+  CacheRetention retention;         // the retention probe (empty when not run)
 };
 // Error naming the file when it has no /compute group.
 ComputeMeasurements read_compute_results(const std::string& results_path);
@@ -48,7 +51,8 @@ std::string registry_kernel(const std::string& kernel, const std::string& shape)
 
 struct ComputeModel {
   Ceilings ceilings;
-  std::vector<OperatorModel> operators;
+  std::vector<OperatorModel> operators;      // fitted on each shape's most flushed measurement
+  std::vector<OperatorModel> hot_operators;  // on the hot twins the train suite measured (else empty)
   std::vector<KernelPoint> points;              // achieved points (for reports and checks)
   std::vector<std::string> violations;          // measurements > 5% faster than a measured ceiling
   std::vector<std::string> raised;              // ceilings raised to a faster kernel's rate (raise_ceilings)
@@ -83,8 +87,31 @@ struct ComputeModel {
   Estimate predict(const std::string& op, const std::string& dtype, double flops, double bytes,
                    const std::string& family = "", const std::string& shape = "") const;
 
+  // A shape measured both hot (back to back) and cold (after a flush): the train suite
+  // measures its plan's kernels so, and the step predictor costs each call between the
+  // two by the cache state the step leaves it (models/cache_state.hpp). Where a shape
+  // was measured once, or several times, predict() answers with the most flushed one.
+  // Without the measurements (use_points false), the two operator model sets answer.
+  struct CacheBounds {
+    double hot = 0, cold = 0;
+  };
+  std::optional<CacheBounds> cache_bounds(const std::string& op, const std::string& dtype, const std::string& shape,
+                                          double flops = 0, double bytes = 0, const std::string& family = "") const;
+  bool has_cache_bounds() const;
+  // What a rank keeps of its data at a reuse distance: the retention probe's curve where
+  // the compute suite ran it, else a ramp (linear in log distance) from the largest
+  // working set of the sweep's last cache level (all kept) to the smallest of its memory
+  // level (none); none when the sweep found no memory level.
+  CacheRetention retention;  // measured; empty when the probe did not run
+  std::optional<CacheRetention> cache_retention() const;
+  // The measurement of this registry kernel, dtype and shape with the largest flush, if any.
+  const KernelPoint* measured(const std::string& kernel, const std::string& dtype, const std::string& shape) const;
+
  private:
   std::string o_bound(const KernelPoint& p) const;
+  // The operator model of a set for this op: its variant's, its kernel's, its family's.
+  const OperatorModel* lookup(const std::vector<OperatorModel>& set, const std::string& op, const std::string& dtype,
+                              const std::string& family, const std::string& shape) const;
 };
 
 }  // namespace sextant::model

@@ -26,6 +26,7 @@ struct LayoutSearch {
 // ranks_per_node > 0: each layout's traffic on the levels it crosses (placed_levels),
 // instead of `levels`.
 LayoutSearch search_layouts(const TrainConfig& base, int ranks, const CommModel& comm, const ComputeModel& compute,
-                            const LevelMap& levels = {}, double memory_limit_bytes = 0, int ranks_per_node = 0);
+                            const LevelMap& levels = {}, double memory_limit_bytes = 0, int ranks_per_node = 0,
+                            const SyncModel* sync = nullptr);
 
 }  // namespace sextant::model

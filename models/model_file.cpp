@@ -25,6 +25,7 @@ void check_results_file(const std::string& results_path) {
   }
   if (has_comm) read_comm_results(results_path);
   if (has_compute) read_compute_results(results_path);
+  SyncModel::fit_results(results_path);
 }
 
 ModelFile fit_model_file(const std::string& results_path, const ModelParts& parts) {
@@ -40,6 +41,7 @@ ModelFile fit_model_file(const std::string& results_path, const ModelParts& part
   if (!has_comm && !has_compute) throw Error(results_path + ": no /comm or /compute results to fit");
   if (has_comm) m.comm = CommModel::fit_results(results_path);
   if (has_compute) m.compute = ComputeModel::fit_results(results_path);
+  if (has_comm) m.sync = SyncModel::fit_results(results_path);
   return m;
 }
 
@@ -56,6 +58,7 @@ void write_model_file(const std::string& model_path, const Provenance& fit_prove
     for (const auto& [k, v] : model.source.environment) env.set_attr(k, v);
     if (model.comm) model.comm->write_into(file);
     if (model.compute) model.compute->write_into(file);
+    if (model.sync) model.sync->write_into(file);
     file.close();
   } catch (const Error& e) {  // the message names the temporary; the user named the model
     throw Error(model_path + ": not written: " + e.what());
@@ -74,6 +77,7 @@ ModelFile read_model_file(const std::string& model_path) {
   }
   if (file.has("comm")) m.comm = CommModel::read(file);
   if (file.has("compute")) m.compute = ComputeModel::read(file);
+  if (file.has("sync")) m.sync = SyncModel::read(file);
   return m;
 }
 

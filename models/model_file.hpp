@@ -11,6 +11,7 @@
 #include "core/schema.hpp"
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"
+#include "models/sync_model.hpp"
 
 namespace sextant::model {
 
@@ -19,6 +20,7 @@ struct ModelFile {
   std::string source_file;  // its path
   std::optional<CommModel> comm;
   std::optional<ComputeModel> compute;
+  std::optional<SyncModel> sync;  // the partners' wait inside a step (train suite)
 };
 
 struct ModelParts {

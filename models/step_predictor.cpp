@@ -1,10 +1,12 @@
 #include "models/step_predictor.hpp"
 
 #include "core/error.hpp"
+#include "models/cache_state.hpp"
 #include "models/pipeline_schedule.hpp"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -22,19 +24,33 @@ class Coster {
       : comm_(comm), compute_(compute), levels_(levels), dtype_(dtype), notes_(notes) {}
 
   // Layers repeat their operators and collectives: each distinct one is costed once.
-  double compute(const Phase& phase) {
+  // An operator measured hot and cold is costed between the two by the cache state the
+  // step leaves it (misses: by op name; absent where the model cannot tell).
+  double compute(const Phase& phase, const std::map<std::string, OperandMisses>& misses = {}) {
     double t = 0;
+    for (double c : op_costs(phase, misses)) t += c;
+    return t;
+  }
+
+  // Each compute op's cost, in the phase's order.
+  std::vector<double> op_costs(const Phase& phase, const std::map<std::string, OperandMisses>& misses) {
+    std::vector<double> out;
     for (const auto& op : phase.compute) {
       const std::string& kernel = op.kernel.empty() ? op.family : op.kernel;
-      auto [at, fresh] = op_seconds_.try_emplace(kernel + '\n' + op.family + '\n' + op.shape, 0.0);
+      auto [at, fresh] = op_costs_.try_emplace(kernel + '\n' + op.family + '\n' + op.shape);
       if (fresh) {
         auto e = compute_.predict(kernel, dtype_, op.flops, op.bytes, op.family, op.shape);
         if (!e.calibrated) note("no operator model for '" + kernel + "' " + dtype_ + ": roofline bound used");
-        at->second = e.seconds;
+        at->second.seconds = e.seconds;
+        at->second.bounds = compute_.cache_bounds(kernel, dtype_, op.shape, op.flops, op.bytes, op.family);
       }
-      t += at->second;
+      const OpCost& c = at->second;
+      const auto m = misses.find(op.name);
+      out.push_back(c.bounds && m != misses.end()
+                        ? c.bounds->hot + m->second.cold_weight() * (c.bounds->cold - c.bounds->hot)
+                        : c.seconds);
     }
-    return t;
+    return out;
   }
 
   double comm(const CommOp& op) { return costed(op).seconds; }
@@ -80,11 +96,55 @@ class Coster {
     return at->second;
   }
 
-  std::map<std::string, double> op_seconds_;
+  struct OpCost {
+    double seconds = 0;  // the compute model's answer (the most flushed measurement)
+    std::optional<ComputeModel::CacheBounds> bounds;
+  };
+  std::map<std::string, OpCost> op_costs_;
   std::map<std::tuple<std::string, double, int>, Costed> comm_costs_;
 };
 
+// The partners' wait of each blocking collective of a phase (SyncModel): the compute
+// since the group's previous synchronisation, the collective issued after the compute op
+// it is named after. The phase repeats (micro-batch after micro-batch), so its first
+// collective waits for the compute after the last one as well. Returns the sum of the
+// waits and the compute after the phase's last collective (the tail).
+struct PhaseSync {
+  double waits = 0, tail = 0;
+};
+PhaseSync phase_sync(const Phase& phase, const std::vector<double>& costs, const SyncModel* sync) {
+  PhaseSync out;
+  double since = 0, head = -1;
+  std::size_t next = 0;
+  std::vector<std::pair<double, int>> intervals;  // compute before each collective, its ranks
+  for (std::size_t i = 0; i < phase.compute.size(); ++i) {
+    since += costs[i];
+    for (; next < phase.comm.size(); ++next) {
+      const std::string& name = phase.comm[next].name;
+      const auto dot = name.rfind('.');
+      if (dot == std::string::npos || name.compare(0, dot, phase.compute[i].name) != 0) break;
+      if (head < 0) head = since;
+      intervals.push_back({since, phase.comm[next].ranks});
+      since = 0;
+    }
+  }
+  out.tail = since;
+  if (!sync) return out;
+  for (std::size_t k = 0; k < intervals.size(); ++k)
+    out.waits += sync->wait(k == 0 ? intervals[k].first + out.tail : intervals[k].first, intervals[k].second);
+  return out;
+}
+
 }  // namespace
+
+double op_cost_in_step(const ComputeModel& compute, const std::string& dtype, const ComputeOp& op,
+                       const std::map<std::string, OperandMisses>& misses) {
+  const std::string& kernel = op.kernel.empty() ? op.family : op.kernel;
+  const auto bounds = compute.cache_bounds(kernel, dtype, op.shape, op.flops, op.bytes, op.family);
+  const auto m = misses.find(op.name);
+  if (bounds && m != misses.end()) return bounds->hot + m->second.cold_weight() * (bounds->cold - bounds->hot);
+  return compute.predict(kernel, dtype, op.flops, op.bytes, op.family, op.shape).seconds;
+}
 
 LevelMap placed_levels(const TrainConfig& c, int ranks_per_node, const CommModel& comm,
                        std::vector<std::string>* notes) {
@@ -106,7 +166,7 @@ LevelMap placed_levels(const TrainConfig& c, int ranks_per_node, const CommModel
 }
 
 StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const ComputeModel& compute,
-                            const LevelMap& levels) {
+                            const LevelMap& levels, const SyncModel* sync) {
   StepPrediction out;
   const auto& cfg = plan.config;
   Coster cost(comm, compute, levels, cfg.dtype, out.notes);
@@ -114,12 +174,21 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
   const int S = static_cast<int>(plan.stages.size()), M = out.micro_batches;
   if (S < 1) throw Error("predict_step: the plan has no stages");
 
+  // The cache model needs both measurements of the operators and what the host keeps
+  // at a reuse distance.
+  const auto retention = compute.cache_retention();
+  const bool cache_aware = compute.has_cache_bounds() && retention;
+  if (compute.has_cache_bounds() && !retention)
+    out.notes.push_back("no cache retention measured and no memory level in the working-set sweep: operators costed cold");
   for (const auto& st : plan.stages) {
     StageTimes t;
-    t.forward_compute = cost.compute(st.forward);
-    t.backward_compute = cost.compute(st.backward);
-    t.forward_tp = cost.comm(st.forward.comm);
-    t.backward_tp = cost.comm(st.backward.comm);
+    const auto misses = cache_aware ? operand_misses(plan, st.stage, *retention) : std::map<std::string, OperandMisses>{};
+    const auto forward_costs = cost.op_costs(st.forward, misses), backward_costs = cost.op_costs(st.backward, misses);
+    for (double c : forward_costs) t.forward_compute += c;
+    for (double c : backward_costs) t.backward_compute += c;
+    const auto forward_sync = phase_sync(st.forward, forward_costs, sync), backward_sync = phase_sync(st.backward, backward_costs, sync);
+    t.forward_tp = cost.comm(st.forward.comm) + forward_sync.waits;
+    t.backward_tp = cost.comm(st.backward.comm) + backward_sync.waits;
     t.dp_total = cost.comm(st.dp_sync);
     if (cfg.overlap_dp && !st.dp_sync.empty()) {
       // Buckets become ready during the last micro-batch's backward; the last bucket
@@ -129,7 +198,17 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
     } else {
       t.dp_exposed = t.dp_total;
     }
-    t.optimizer = cost.compute(st.optimizer) + cost.comm(st.optimizer.comm);
+    // The gradient sync waits for its partners too (overlapped or not: the last bucket
+    // completes when the slowest rank's backward does): for the compute since the
+    // group's last collective, the backward's tail after its last tp collective, or with
+    // none the whole step's forwards and backwards.
+    if (sync && !st.dp_sync.empty()) {
+      const double wait = sync->wait(
+          st.backward.comm.empty() ? M * (t.forward_compute + t.backward_compute) : backward_sync.tail, st.dp_sync.front().ranks);
+      t.dp_total += wait;
+      t.dp_exposed += wait;
+    }
+    t.optimizer = cost.compute(st.optimizer, misses) + cost.comm(st.optimizer.comm);
     out.stages.push_back(t);
   }
 

@@ -18,12 +18,14 @@
 // does not cover it. The breakdown is the finishing stage's and adds up to the total:
 // its compute, TP collectives, received transfers (pp communication), waits (pipeline
 // bubble), exposed gradient sync and optimizer.
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"
+#include "models/sync_model.hpp"
 #include "models/train_plan.hpp"
 
 namespace sextant::model {
@@ -60,7 +62,13 @@ struct StepPrediction {
   std::vector<std::string> notes;                         // uncalibrated families, extrapolations
 };
 
+// sync: the partners' wait at each blocking collective (models/sync_model.hpp); none:
+// every rank is assumed to arrive at once.
 StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const ComputeModel& compute,
-                            const LevelMap& levels = {});
+                            const LevelMap& levels = {}, const SyncModel* sync = nullptr);
+
+// What the step predictor costs one call of `op` at, given the stage's cache state.
+double op_cost_in_step(const ComputeModel& compute, const std::string& dtype, const ComputeOp& op,
+                       const std::map<std::string, OperandMisses>& misses);
 
 }  // namespace sextant::model

@@ -86,36 +86,66 @@ Dims dims_of(const TrainConfig& c) {
   return d;
 }
 
-// Builds one phase's op lists with the naming conventions above.
+// Builds one phase's op lists with the naming conventions above; operands as
+// (tensor, elements), the tensor names the proxy's buffers (Operand in the header).
+using Tensors = std::initializer_list<std::pair<std::string, double>>;
+
 class PhaseBuilder {
  public:
   PhaseBuilder(Phase& phase, const Dims& d) : p_(phase), d_(d) {}
 
-  void op(std::string name, const std::string& kernel, std::string shape, double flops, double bytes) {
-    p_.compute.push_back({std::move(name), std::string(kernels::family_of(kernel)), std::move(shape), flops, bytes, kernel});
+  void op(std::string name, const std::string& kernel, std::string shape, double flops, double bytes, Tensors operands) {
+    ComputeOp o{std::move(name), std::string(kernels::family_of(kernel)), std::move(shape), flops, bytes, kernel, {}};
+    for (const auto& [tensor, elements] : operands) o.operands.push_back({tensor, elements * d_.s});
+    p_.compute.push_back(std::move(o));
   }
   // C[M,N] (+)= op(A) op(B): forward (no transposes), input gradient (B transposed) or
   // weight gradient (A transposed, accumulated over micro-batches).
-  void gemm(const std::string& name, long long M, long long N, long long K, bool ta, bool tb, bool accumulate) {
+  void gemm(const std::string& name, long long M, long long N, long long K, bool ta, bool tb, bool accumulate,
+            const std::string& a, const std::string& b, const std::string& c) {
     std::string shape = kv({{"M", M}, {"N", N}, {"K", K}, {"ta", ta}, {"tb", tb}});
     if (accumulate) shape += ",beta=1";
-    op(name, d_.gemm, shape, kernels::gemm_flops(M, N, K), kernels::gemm_bytes(M, N, K, d_.s, 1, accumulate));
+    op(name, d_.gemm, shape, kernels::gemm_flops(M, N, K), kernels::gemm_bytes(M, N, K, d_.s, 1, accumulate),
+       {{a, double(M) * K}, {b, double(K) * N}, {c, double(M) * N}});
   }
-  void add(const std::string& name, long long n) {
-    op(name, "stream_add", kv({{"n", n}}), kernels::stream_flops(StreamOp::add, n), kernels::stream_bytes(StreamOp::add, n, d_.s));
-  }
-  void layernorm(const std::string& name, bool backward) {
-    if (!backward)
-      op(name, "layernorm_forward", kv({{"rows", d_.T}, {"cols", d_.H}}), kernels::layernorm_forward_flops(d_.T, d_.H),
-         kernels::layernorm_forward_bytes(d_.T, d_.H, d_.s));
+  // c = a + b on n elements (c may be a).
+  void add(const std::string& name, long long n, const std::string& c, const std::string& a, const std::string& b) {
+    const double e = double(n);
+    if (c == a)
+      op(name, "stream_add", kv({{"n", n}}), kernels::stream_flops(StreamOp::add, n), kernels::stream_bytes(StreamOp::add, n, d_.s),
+         {{a, e}, {b, e}});
     else
-      op(name, "layernorm_backward", kv({{"rows", d_.T}, {"cols", d_.H}}), kernels::layernorm_backward_flops(d_.T, d_.H),
-         kernels::layernorm_backward_bytes(d_.T, d_.H, d_.s));
+      op(name, "stream_add", kv({{"n", n}}), kernels::stream_flops(StreamOp::add, n), kernels::stream_bytes(StreamOp::add, n, d_.s),
+         {{a, e}, {b, e}, {c, e}});
+  }
+  // y = layernorm(x) with its row statistics (forward); dx and the gamma/beta gradients
+  // into the scratch that an add then accumulates into dgb (backward).
+  void layernorm_forward(const std::string& name, const std::string& x, const std::string& gamma,
+                         const std::string& beta, const std::string& y, const std::string& stats) {
+    const double T = double(d_.T), H = double(d_.H);
+    op(name, "layernorm_forward", kv({{"rows", d_.T}, {"cols", d_.H}}), kernels::layernorm_forward_flops(d_.T, d_.H),
+       kernels::layernorm_forward_bytes(d_.T, d_.H, d_.s),
+       {{x, T * H}, {gamma, H}, {beta, H}, {y, T * H}, {stats + ".mean#", T}, {stats + ".rstd#", T}});
+  }
+  void layernorm_backward(const std::string& name, const std::string& dy, const std::string& x, const std::string& gamma,
+                          const std::string& stats, const std::string& dx) {
+    const double T = double(d_.T), H = double(d_.H);
+    op(name, "layernorm_backward", kv({{"rows", d_.T}, {"cols", d_.H}}), kernels::layernorm_backward_flops(d_.T, d_.H),
+       kernels::layernorm_backward_bytes(d_.T, d_.H, d_.s),
+       {{dy, T * H}, {x, T * H}, {gamma, H}, {stats + ".mean#", T}, {stats + ".rstd#", T}, {dx, T * H}, {"ws.ln_scratch", 2 * H}});
   }
   // Between [tokens, groups * heads * dim] and groups x [batch * heads, seq, dim].
-  void heads(const std::string& name, const char* family, long long groups) {
+  void heads(const std::string& name, const char* family, long long groups, const std::string& from, const std::string& to) {
+    const double e = double(d_.T) * groups * d_.Hl;
     op(name, family, kv({{"batch", d_.b}, {"seq", d_.S}, {"groups", groups}, {"heads", d_.Al}, {"dim", d_.D}}), 0,
-       kernels::heads_permute_bytes(double(d_.T) * groups * d_.Hl, d_.s));
+       kernels::heads_permute_bytes(e, d_.s), {{from, e}, {to, e}});
+  }
+  // A layer norm's gamma and beta gradients (one adjacent buffer in the proxy) += the
+  // scratch its backward wrote.
+  void norm_grad_add(const std::string& name, const std::string& norm) {
+    const double H = double(d_.H);
+    op(name, "stream_add", kv({{"n", 2 * d_.H}}), kernels::stream_flops(StreamOp::add, 2 * d_.H),
+       kernels::stream_bytes(StreamOp::add, 2 * d_.H, d_.s), {{norm + ".gamma", H}, {norm + ".beta", H}, {"ws.ln_scratch", 2 * H}});
   }
   // Allreduce of a tensor-parallel partial sum [T, H] (Megatron's g forward, f backward).
   void tp_allreduce(const std::string& after, double elements) {
@@ -128,49 +158,62 @@ class PhaseBuilder {
   const Dims& d_;
 };
 
-void layer_forward(PhaseBuilder& f, const Dims& d, const std::string& L) {
-  f.layernorm(L + "ln1", false);
-  f.gemm(L + "qkv", d.T, 3 * d.Hl, d.H, false, false, false);
-  f.heads(L + "split_heads", "split_heads", 3);
+// Layer l's input is the slot's x<l>, its output x<l+1> (the stage's own layer index).
+std::string slot_x(int local_layer) { return "x" + std::to_string(local_layer) + "#"; }
+
+void layer_forward(PhaseBuilder& f, const Dims& d, const std::string& L, int local) {
+  const std::string x = slot_x(local), y = slot_x(local + 1), P = "p:" + L;
+  const double T = double(d.T);
+  f.layernorm_forward(L + "ln1", x, P + "ln1.gamma", P + "ln1.beta", L + "a1#", L + "ln1");
+  f.gemm(L + "qkv", d.T, 3 * d.Hl, d.H, false, false, false, L + "a1#", P + "qkv.weight", "ws.qkv");
+  f.heads(L + "split_heads", "split_heads", 3, "ws.qkv", L + "qkvh#");
   f.op(L + "attention", "attention_forward", kv({{"BH", d.b * d.Al}, {"L", d.S}, {"D", d.D}}),
-       kernels::attention_forward_flops(d.b * d.Al, d.S, d.S, d.D), kernels::attention_forward_bytes(d.b * d.Al, d.S, d.S, d.D, d.s));
-  f.heads(L + "merge_heads", "merge_heads", 1);
-  f.gemm(L + "attn_out", d.T, d.H, d.Hl, false, false, false);
-  f.tp_allreduce(L + "attn_out", double(d.T) * d.H);
-  f.add(L + "residual1", d.T * d.H);
-  f.layernorm(L + "ln2", false);
-  f.gemm(L + "fc1", d.T, d.Fl, d.H, false, false, false);
+       kernels::attention_forward_flops(d.b * d.Al, d.S, d.S, d.D), kernels::attention_forward_bytes(d.b * d.Al, d.S, d.S, d.D, d.s),
+       {{L + "qkvh#", 3 * T * d.Hl}, {L + "P#", double(d.b * d.Al) * d.S * d.S}, {"ws.o", T * d.Hl}});
+  f.heads(L + "merge_heads", "merge_heads", 1, "ws.o", L + "om#");
+  f.gemm(L + "attn_out", d.T, d.H, d.Hl, false, false, false, L + "om#", P + "attn_out.weight", "ws.proj");
+  f.tp_allreduce(L + "attn_out", T * d.H);
+  f.add(L + "residual1", d.T * d.H, L + "x1#", x, "ws.proj");
+  f.layernorm_forward(L + "ln2", L + "x1#", P + "ln2.gamma", P + "ln2.beta", L + "a2#", L + "ln2");
+  f.gemm(L + "fc1", d.T, d.Fl, d.H, false, false, false, L + "a2#", P + "fc1.weight", L + "h#");
   f.op(L + "gelu", "bias_gelu_forward", kv({{"rows", d.T}, {"cols", d.Fl}}), kernels::bias_gelu_forward_flops(d.T, d.Fl),
-       kernels::bias_gelu_forward_bytes(d.T, d.Fl, d.s));
-  f.gemm(L + "fc2", d.T, d.H, d.Fl, false, false, false);
-  f.tp_allreduce(L + "fc2", double(d.T) * d.H);
-  f.add(L + "residual2", d.T * d.H);
+       kernels::bias_gelu_forward_bytes(d.T, d.Fl, d.s), {{L + "h#", T * d.Fl}, {P + "fc1.bias", double(d.Fl)}, {L + "gact#", T * d.Fl}});
+  f.gemm(L + "fc2", d.T, d.H, d.Fl, false, false, false, L + "gact#", P + "fc2.weight", "ws.proj");
+  f.tp_allreduce(L + "fc2", T * d.H);
+  f.add(L + "residual2", d.T * d.H, y, L + "x1#", "ws.proj");
 }
 
-void layer_backward(PhaseBuilder& g, const Dims& d, const std::string& L) {
-  g.gemm(L + "fc2.wgrad", d.Fl, d.H, d.T, true, false, true);
-  g.gemm(L + "fc2.dgrad", d.T, d.Fl, d.H, false, true, false);
+// dy: the gradient arriving at the layer's output, dx: the one it sends to its input.
+void layer_backward(PhaseBuilder& g, const Dims& d, const std::string& L, int local, const std::string& dy,
+                    const std::string& dx) {
+  const std::string x = slot_x(local), P = "p:" + L, G = "g:" + L;
+  const double T = double(d.T);
+  g.gemm(L + "fc2.wgrad", d.Fl, d.H, d.T, true, false, true, L + "gact#", dy, G + "fc2.weight");
+  g.gemm(L + "fc2.dgrad", d.T, d.Fl, d.H, false, true, false, dy, P + "fc2.weight", "ws.dg");
   g.op(L + "gelu.backward", "bias_gelu_backward", kv({{"rows", d.T}, {"cols", d.Fl}}),
-       kernels::bias_gelu_backward_flops(d.T, d.Fl), kernels::bias_gelu_backward_bytes(d.T, d.Fl, d.s));
-  g.add(L + "gelu.grad_add", d.Fl);
-  g.gemm(L + "fc1.wgrad", d.H, d.Fl, d.T, true, false, true);
-  g.gemm(L + "fc1.dgrad", d.T, d.H, d.Fl, false, true, false);
-  g.tp_allreduce(L + "fc1.dgrad", double(d.T) * d.H);
-  g.layernorm(L + "ln2.backward", true);
-  g.add(L + "ln2.grad_add", 2 * d.H);
-  g.add(L + "residual2.backward", d.T * d.H);
-  g.gemm(L + "attn_out.wgrad", d.Hl, d.H, d.T, true, false, true);
-  g.gemm(L + "attn_out.dgrad", d.T, d.Hl, d.H, false, true, false);
-  g.heads(L + "merge_heads.backward", "split_heads", 1);
+       kernels::bias_gelu_backward_flops(d.T, d.Fl), kernels::bias_gelu_backward_bytes(d.T, d.Fl, d.s),
+       {{"ws.dg", T * d.Fl}, {L + "h#", T * d.Fl}, {P + "fc1.bias", double(d.Fl)}, {"ws.b1_scratch", double(d.Fl)}});
+  g.add(L + "gelu.grad_add", d.Fl, G + "fc1.bias", G + "fc1.bias", "ws.b1_scratch");
+  g.gemm(L + "fc1.wgrad", d.H, d.Fl, d.T, true, false, true, L + "a2#", "ws.dg", G + "fc1.weight");
+  g.gemm(L + "fc1.dgrad", d.T, d.H, d.Fl, false, true, false, "ws.dg", P + "fc1.weight", "ws.da");
+  g.tp_allreduce(L + "fc1.dgrad", T * d.H);
+  g.layernorm_backward(L + "ln2.backward", "ws.da", L + "x1#", P + "ln2.gamma", L + "ln2", "ws.dxln");
+  g.norm_grad_add(L + "ln2.grad_add", G + "ln2");
+  g.add(L + "residual2.backward", d.T * d.H, "ws.dx1", dy, "ws.dxln");
+  g.gemm(L + "attn_out.wgrad", d.Hl, d.H, d.T, true, false, true, L + "om#", "ws.dx1", G + "attn_out.weight");
+  g.gemm(L + "attn_out.dgrad", d.T, d.Hl, d.H, false, true, false, "ws.dx1", P + "attn_out.weight", "ws.dom");
+  g.heads(L + "merge_heads.backward", "split_heads", 1, "ws.dom", "ws.do");
   g.op(L + "attention.backward", "attention_backward", kv({{"BH", d.b * d.Al}, {"L", d.S}, {"D", d.D}}),
-       kernels::attention_backward_flops(d.b * d.Al, d.S, d.S, d.D), kernels::attention_backward_bytes(d.b * d.Al, d.S, d.S, d.D, d.s));
-  g.heads(L + "split_heads.backward", "merge_heads", 3);
-  g.gemm(L + "qkv.wgrad", d.H, 3 * d.Hl, d.T, true, false, true);
-  g.gemm(L + "qkv.dgrad", d.T, d.H, 3 * d.Hl, false, true, false);
-  g.tp_allreduce(L + "qkv.dgrad", double(d.T) * d.H);
-  g.layernorm(L + "ln1.backward", true);
-  g.add(L + "ln1.grad_add", 2 * d.H);
-  g.add(L + "residual1.backward", d.T * d.H);
+       kernels::attention_backward_flops(d.b * d.Al, d.S, d.S, d.D), kernels::attention_backward_bytes(d.b * d.Al, d.S, d.S, d.D, d.s),
+       {{L + "qkvh#", 3 * T * d.Hl}, {L + "P#", double(d.b * d.Al) * d.S * d.S}, {"ws.do", T * d.Hl},
+        {"ws.dP", double(d.b * d.Al) * d.S * d.S}, {"ws.dqkvh", 3 * T * d.Hl}});
+  g.heads(L + "split_heads.backward", "merge_heads", 3, "ws.dqkvh", "ws.dqkv");
+  g.gemm(L + "qkv.wgrad", d.H, 3 * d.Hl, d.T, true, false, true, L + "a1#", "ws.dqkv", G + "qkv.weight");
+  g.gemm(L + "qkv.dgrad", d.T, d.H, 3 * d.Hl, false, true, false, "ws.dqkv", P + "qkv.weight", "ws.da");
+  g.tp_allreduce(L + "qkv.dgrad", T * d.H);
+  g.layernorm_backward(L + "ln1.backward", "ws.da", x, P + "ln1.gamma", L + "ln1", "ws.dxln");
+  g.norm_grad_add(L + "ln1.grad_add", G + "ln1");
+  g.add(L + "residual1.backward", d.T * d.H, dx, "ws.dx1", "ws.dxln");
 }
 
 // This stage's parameters on one tp rank, in the order their gradients become final in
@@ -204,20 +247,25 @@ std::vector<std::pair<std::string, double>> stage_parameters(const Dims& d, int 
 
 // Buckets: consecutive whole parameters up to bucket_bytes (a larger parameter is a
 // bucket of its own); with ZeRO-1 each is padded to a multiple of dp elements so that
-// every rank owns an equal block. Returns element counts, padded.
-std::vector<double> bucket_elements(const std::vector<std::pair<std::string, double>>& params, double bucket_bytes,
-                                    double s, long long pad_to) {
-  std::vector<double> out;
+// every rank owns an equal block.
+struct Bucket {
+  std::vector<std::pair<std::string, double>> params;  // name, elements
+  double elements = 0;                                 // padded
+};
+std::vector<Bucket> buckets_of(const std::vector<std::pair<std::string, double>>& params, double bucket_bytes, double s,
+                               long long pad_to) {
+  std::vector<Bucket> out;
   double current = 0;
   for (const auto& [name, n] : params) {
-    if (current > 0 && (current + n) * s > bucket_bytes) {
-      out.push_back(current);
+    if (out.empty() || (current > 0 && (current + n) * s > bucket_bytes)) {
+      out.emplace_back();
       current = 0;
     }
+    out.back().params.push_back({name, n});
     current += n;
+    out.back().elements = current;
   }
-  if (current > 0) out.push_back(current);
-  for (auto& n : out) n = double((static_cast<long long>(n) + pad_to - 1) / pad_to * pad_to);
+  for (auto& b : out) b.elements = double((static_cast<long long>(b.elements) + pad_to - 1) / pad_to * pad_to);
   return out;
 }
 
@@ -372,84 +420,116 @@ StepPlan plan_step(const TrainConfig& config) {
 
     // Forward of one micro-batch.
     PhaseBuilder f(st.forward, d);
+    const double T = double(d.T), H = double(d.H);
     if (first) {
       f.op("embedding.token", "embedding_forward", kv({{"vocab", d.Vrows}, {"tokens", d.T}, {"dim", d.H}}), 0,
-           kernels::embedding_forward_bytes(d.T, d.H, d.s, index_bytes));
-      f.tp_allreduce("embedding.token", double(d.T) * d.H);
+           kernels::embedding_forward_bytes(d.T, d.H, d.s, index_bytes),
+           {{"p:embedding.token", double(std::min(d.T, d.Vrows)) * d.H}, {"ws.emb_tok", T * H}});
+      f.tp_allreduce("embedding.token", T * d.H);
       f.op("embedding.position", "embedding_forward", kv({{"vocab", d.S}, {"tokens", d.T}, {"dim", d.H}}), 0,
-           kernels::embedding_forward_bytes(d.T, d.H, d.s, index_bytes));
-      f.add("embedding.add", d.T * d.H);
+           kernels::embedding_forward_bytes(d.T, d.H, d.s, index_bytes),
+           {{"p:embedding.position", double(d.S) * d.H}, {"ws.emb_pos", T * H}});
+      f.add("embedding.add", d.T * d.H, slot_x(0), "ws.emb_tok", "ws.emb_pos");
     }
     for (int l = st.layers_first; l < st.layers_first + st.layers_count; ++l)
-      layer_forward(f, d, "layer" + std::to_string(l) + ".");
+      layer_forward(f, d, "layer" + std::to_string(l) + ".", l - st.layers_first);
+    const std::string x_out = slot_x(st.layers_count);
     if (last) {
-      f.layernorm("final.ln", false);
-      f.gemm("final.logits", d.T, d.Vl, d.H, false, false, false);
+      f.layernorm_forward("final.ln", x_out, "p:final.ln.gamma", "p:final.ln.beta", "final.af#", "final.ln");
+      f.gemm("final.logits", d.T, d.Vl, d.H, false, false, false, "final.af#", "p:head.weight", "final.logits#");
       f.op("final.ce_max", "cross_entropy_max", kv({{"rows", d.T}, {"cols", d.Vl}}),
-           kernels::cross_entropy_max_flops(d.T, d.Vl), kernels::cross_entropy_max_bytes(d.T, d.Vl, d.s));
-      f.tp_allreduce("final.ce_max", double(d.T));
+           kernels::cross_entropy_max_flops(d.T, d.Vl), kernels::cross_entropy_max_bytes(d.T, d.Vl, d.s),
+           {{"final.logits#", T * d.Vl}, {"final.ce_max#", T}});
+      f.tp_allreduce("final.ce_max", T);
       f.op("final.ce_sum", "cross_entropy_sum", kv({{"rows", d.T}, {"cols", d.Vl}}),
-           kernels::cross_entropy_sum_flops(d.T, d.Vl), kernels::cross_entropy_sum_bytes(d.T, d.Vl, d.s));
+           kernels::cross_entropy_sum_flops(d.T, d.Vl), kernels::cross_entropy_sum_bytes(d.T, d.Vl, d.s),
+           {{"final.logits#", T * d.Vl}, {"final.ce_max#", T}, {"final.ce_stats#", 2 * T}});
       f.tp_allreduce("final.ce_sum", 2.0 * d.T);
     }
 
-    // Backward of one micro-batch, in reverse.
+    // Backward of one micro-batch, in reverse. The gradient flowing back alternates
+    // between two workspaces; the first layer's goes to the embedding's (first stage) or
+    // to the slot's buffer sent to the previous stage.
     PhaseBuilder g(st.backward, d);
     if (last) {
       g.op("final.ce_backward", "cross_entropy_backward", kv({{"rows", d.T}, {"cols", d.Vl}}),
-           kernels::cross_entropy_backward_flops(d.T, d.Vl), kernels::cross_entropy_backward_bytes(d.T, d.Vl, d.s));
-      g.gemm("final.logits.wgrad", d.H, d.Vl, d.T, true, false, true);
-      g.gemm("final.logits.dgrad", d.T, d.H, d.Vl, false, true, false);
-      g.tp_allreduce("final.logits.dgrad", double(d.T) * d.H);
-      g.layernorm("final.ln.backward", true);
-      g.add("final.ln.grad_add", 2 * d.H);
+           kernels::cross_entropy_backward_flops(d.T, d.Vl), kernels::cross_entropy_backward_bytes(d.T, d.Vl, d.s),
+           {{"final.logits#", T * d.Vl}, {"final.ce_max#", T}, {"final.ce_stats#", 2 * T}});
+      g.gemm("final.logits.wgrad", d.H, d.Vl, d.T, true, false, true, "final.af#", "final.logits#", "g:head.weight");
+      g.gemm("final.logits.dgrad", d.T, d.H, d.Vl, false, true, false, "final.logits#", "p:head.weight", "ws.da");
+      g.tp_allreduce("final.logits.dgrad", T * d.H);
+      g.layernorm_backward("final.ln.backward", "ws.da", x_out, "p:final.ln.gamma", "final.ln", "ws.gA");
+      g.norm_grad_add("final.ln.grad_add", "g:final.ln");
     }
-    for (int l = st.layers_first + st.layers_count - 1; l >= st.layers_first; --l)
-      layer_backward(g, d, "layer" + std::to_string(l) + ".");
+    std::string dy = "ws.gA", spare = "ws.gB";
+    for (int l = st.layers_first + st.layers_count - 1; l >= st.layers_first; --l) {
+      const int local = l - st.layers_first;
+      const std::string dx = local > 0 ? spare : (first ? "ws.demb" : "dx_send#");
+      layer_backward(g, d, "layer" + std::to_string(l) + ".", local, dy, dx);
+      spare = dy;
+      dy = dx;
+    }
     if (first) {
       g.op("embedding.position.backward", "embedding_backward", kv({{"vocab", d.S}, {"tokens", d.T}, {"dim", d.H}}),
-           kernels::embedding_backward_flops(d.T, d.H), kernels::embedding_backward_bytes(d.S, d.T, d.H, d.s, index_bytes));
-      g.add("embedding.position.grad_add", d.S * d.H);
+           kernels::embedding_backward_flops(d.T, d.H), kernels::embedding_backward_bytes(d.S, d.T, d.H, d.s, index_bytes),
+           {{"ws.demb", T * H}, {"ws.pos_scratch", double(d.S) * d.H}});
+      g.add("embedding.position.grad_add", d.S * d.H, "g:embedding.position", "g:embedding.position", "ws.pos_scratch");
       g.op("embedding.token.backward", "embedding_backward", kv({{"vocab", d.Vrows}, {"tokens", d.T}, {"dim", d.H}}),
-           kernels::embedding_backward_flops(d.T, d.H), kernels::embedding_backward_bytes(d.Vrows, d.T, d.H, d.s, index_bytes));
-      g.add("embedding.token.grad_add", d.Vl * d.H);
+           kernels::embedding_backward_flops(d.T, d.H), kernels::embedding_backward_bytes(d.Vrows, d.T, d.H, d.s, index_bytes),
+           {{"ws.demb", T * H}, {"ws.tok_scratch", double(d.Vrows) * d.H}});
+      g.add("embedding.token.grad_add", d.Vl * d.H, "g:embedding.token", "g:embedding.token", "ws.tok_scratch");
     }
 
     // Pipeline: activations forward, their gradients backward, [T, H] per micro-batch.
     const double act_bytes = double(d.T) * d.H * d.s;
     if (!last) st.send_activation = {"stage" + std::to_string(s) + ".send_activation", Traffic::pp, "pingpong", act_bytes, 2};
     if (!first) st.send_gradient = {"stage" + std::to_string(s) + ".send_gradient", Traffic::pp, "pingpong", act_bytes, 2};
+    if (!first) st.receive_activation = {{slot_x(0), act_bytes}};
+    if (!last) st.receive_gradient = {{"ws.gA", act_bytes}};
 
     // Gradient sync over dp and the optimizer step.
     auto params = stage_parameters(d, st.layers_first, st.layers_count, first, last);
-    for (const auto& p : params) st.parameters += p.second;
+    for (const auto& p : params) {
+      st.parameters += p.second;
+      st.dp_sync_operands.push_back({"g:" + p.first, p.second * d.s});
+    }
     const bool sharded = config.zero1 && config.dp > 1;
-    auto buckets = bucket_elements(params, config.bucket_bytes, d.s, sharded ? config.dp : 1);
+    const auto buckets = buckets_of(params, config.bucket_bytes, d.s, sharded ? config.dp : 1);
     const bool adamw = config.optimizer == Optimizer::adamw;
-    auto update = [&](PhaseBuilder& o, const std::string& name, double n) {
+    // The update of the given parameters' elements (a 1/share of each: ZeRO-1's block).
+    auto update = [&](PhaseBuilder& o, const std::string& name, double n, const Bucket* only, double share) {
+      std::vector<std::pair<std::string, double>> touched;
+      for (const auto& b : buckets)
+        if (!only || &b == only)
+          for (const auto& [param, elements] : b.params)
+            for (const char* state : {"p:", "g:", "m:", "v:"})
+              if (adamw || state[0] == 'p' || state[0] == 'g') touched.push_back({state + param, elements / share});
+      Phase& ph = st.optimizer;
       if (adamw)
-        o.op(name, "adamw_update", kv({{"n", (long long)n}}), kernels::adamw_flops(n), kernels::adamw_bytes(n, d.s));
+        o.op(name, "adamw_update", kv({{"n", (long long)n}}), kernels::adamw_flops(n), kernels::adamw_bytes(n, d.s), {});
       else  // p = p - lr g
-        o.op(name, "stream_triad", kv({{"n", (long long)n}}), kernels::stream_flops(StreamOp::triad, n), kernels::stream_bytes(StreamOp::triad, n, d.s));
+        o.op(name, "stream_triad", kv({{"n", (long long)n}}), kernels::stream_flops(StreamOp::triad, n), kernels::stream_bytes(StreamOp::triad, n, d.s), {});
+      for (const auto& [tensor, elements] : touched) ph.compute.back().operands.push_back({tensor, elements * d.s});
     };
     PhaseBuilder o(st.optimizer, d);
     double flat = 0;
     for (std::size_t k = 0; k < buckets.size(); ++k) {
       const std::string B = "dp.bucket" + std::to_string(k);
-      flat += buckets[k];
+      flat += buckets[k].elements;
       if (config.dp == 1) continue;
       if (sharded) {
-        const double block = buckets[k] / config.dp;
+        const double block = buckets[k].elements / config.dp;
         st.dp_sync.push_back({B + ".reduce_scatter", Traffic::dp, "reduce_scatter", block * d.s, config.dp});
         const std::string U = "optimizer.bucket" + std::to_string(k);
-        update(o, U, block);
+        update(o, U, block, &buckets[k], config.dp);
         st.optimizer.comm.push_back({U + ".allgather", Traffic::dp, "allgather", block * d.s, config.dp});
       } else {
-        st.dp_sync.push_back({B + ".allreduce", Traffic::dp, "allreduce", buckets[k] * d.s, config.dp});
+        st.dp_sync.push_back({B + ".allreduce", Traffic::dp, "allreduce", buckets[k].elements * d.s, config.dp});
       }
     }
-    if (!sharded) update(o, "optimizer.update", st.parameters);
-    o.op("optimizer.zero_grad", "fill", kv({{"n", (long long)flat}}), 0, kernels::fill_bytes(flat, d.s));
+    if (!sharded) update(o, "optimizer.update", st.parameters, nullptr, 1);
+    o.op("optimizer.zero_grad", "fill", kv({{"n", (long long)flat}}), 0, kernels::fill_bytes(flat, d.s), {});
+    st.optimizer.compute.back().operands = st.dp_sync_operands;
     plan.stages.push_back(std::move(st));
   }
   return plan;

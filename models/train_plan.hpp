@@ -65,6 +65,18 @@ std::span<const TrainConfigKey> train_config_keys();
 // (validate() checks the whole configuration once every key is set).
 void set_train_config_key(TrainConfig& config, const std::string& key, const std::string& value);
 
+// A tensor an operator reads or writes, and the bytes of it the operator touches. The
+// names are the proxy's buffers (suites/train/model.hpp): "p:layer3.fc1.weight" and
+// "g:..." a parameter and its gradient, "m:"/"v:" AdamW's moments, "ws.da" a workspace
+// every layer and micro-batch shares, and a name ending in '#' a buffer of the
+// micro-batch's activation slot (the cache model appends the slot). Which of them are
+// the same memory is what decides the cache state an operator meets in a step
+// (models/cache_state.hpp).
+struct Operand {
+  std::string tensor;
+  double bytes = 0;
+};
+
 struct ComputeOp {
   std::string name;     // "layer3.fc1" (stable, for matching measured traces)
   std::string family;   // operator family of the compute model: gemm, layernorm, ...
@@ -72,6 +84,7 @@ struct ComputeOp {
   double flops = 0, bytes = 0;
   std::string kernel;   // the kernel that runs, as the kernel registry names it
                         // (gemm, layernorm_backward, ...; suites/train's own: split_heads, ...)
+  std::vector<Operand> operands;  // each tensor once (the plan's; the proxy's records leave it empty)
 };
 
 // The parallelism a message serves: its communicator, and the level that costs it.
@@ -102,6 +115,9 @@ struct StagePlan {
   std::vector<CommOp> dp_sync;  // gradient sync per step (buckets), in backward order
   Phase optimizer;              // per step
   double parameters = 0;        // on this stage and tp rank
+  // What the communication touches, for the cache model: the buffer a received
+  // activation or gradient lands in, and the gradients the dp sync reduces in place.
+  std::vector<Operand> receive_activation, receive_gradient, dp_sync_operands;
 };
 
 struct StepPlan {

@@ -71,6 +71,7 @@ class Model {
     auto file = model::read_model_file(path);
     comm_ = std::move(file.comm);
     compute_ = std::move(file.compute);
+    sync_ = std::move(file.sync);
     if (!comm_ && !compute_) throw Error(path + ": neither a communication nor a compute part");
   }
 
@@ -109,7 +110,7 @@ class Model {
     const auto c = config_of(config, compute());
     std::vector<std::string> notes;
     const auto where = ranks_per_node > 0 ? model::placed_levels(c, ranks_per_node, comm(), &notes) : levels_of(levels);
-    auto p = model::predict_step(model::plan_step(c), comm(), compute(), where);
+    auto p = model::predict_step(model::plan_step(c), comm(), compute(), where, sync());
     p.notes.insert(p.notes.end(), notes.begin(), notes.end());
     return to_python(Json{{"config", c}, {"levels", where}, {"prediction", p}});
   }
@@ -118,7 +119,7 @@ class Model {
                             int ranks_per_node) const {
     auto c = config_of(config, compute());
     auto found =
-        model::search_layouts(c, ranks, comm(), compute(), levels_of(levels), memory_limit_bytes, ranks_per_node);
+        model::search_layouts(c, ranks, comm(), compute(), levels_of(levels), memory_limit_bytes, ranks_per_node, sync());
     return to_python(Json(found.layouts));
   }
 
@@ -138,6 +139,8 @@ class Model {
   std::string path_;
   std::optional<model::CommModel> comm_;
   std::optional<model::ComputeModel> compute_;
+  std::optional<model::SyncModel> sync_;
+  const model::SyncModel* sync() const { return sync_ ? &*sync_ : nullptr; }
 };
 
 }  // namespace

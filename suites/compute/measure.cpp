@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/machine.hpp"
+#include "core/stats.hpp"
 #include "core/units.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/stream.hpp"
@@ -64,7 +65,7 @@ std::vector<KernelDescription> list_kernels() {
 }
 
 // The shapes of the cases that name this kernel, in its parameter order, each with its
-// flush size (a shape named twice: the larger).
+// flush size (a shape may be measured in several cache states: once per flush size).
 std::vector<std::pair<k::Shape, long long>> shapes_of_cases(const k::KernelInfo& kernel,
                                                             const std::vector<KernelCase>& cases,
                                                             long long default_flush) {
@@ -83,9 +84,9 @@ std::vector<std::pair<k::Shape, long long>> shapes_of_cases(const k::KernelInfo&
       shape.dims.emplace_back(p, it->second);
     }
     const long long bytes = flush < 0 ? default_flush : flush;
-    auto same = std::find_if(out.begin(), out.end(), [&](const auto& s) { return s.first.str() == shape.str(); });
+    auto same = std::find_if(out.begin(), out.end(),
+                             [&](const auto& s) { return s.first.str() == shape.str() && s.second == bytes; });
     if (same == out.end()) out.emplace_back(shape, bytes);
-    else same->second = std::max(same->second, bytes);
   }
   return out;
 }
@@ -139,6 +140,7 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
           m.error_ratio = v.worst;
           m.validation_message = v.message;
         }
+        if (o.synchronize) o.synchronize();
         for (int w = 0; w < o.warmup; ++w) instance->run();
         const double start = now_seconds();
         for (;;) {
@@ -244,6 +246,7 @@ std::vector<BandwidthCurve> sweep_curves(const SweepOptions& o, const SweepPlan&
       if (pt.elements > max_elements) continue;
       const auto range = std::make_pair(std::int64_t(0), pt.elements);
       auto sa = Kokkos::subview(a, range), sb = Kokkos::subview(b, range), sc = Kokkos::subview(c, range);
+      if (o.synchronize) o.synchronize();
       volatile Scalar sink = 0;
       auto launch = [&](int sweeps) {
         const double t0 = now_seconds();
@@ -283,6 +286,69 @@ std::vector<BandwidthCurve> sweep_curves(const SweepOptions& o, const SweepPlan&
 }
 
 }  // namespace
+
+CacheRetention measure_cache_retention(const RetentionOptions& o) {
+  using Exec = Kokkos::DefaultExecutionSpace;
+  const MachineInfo machine = read_machine_info();
+  long long l2 = 0;
+  for (const auto& c : machine.caches)
+    if (c.type != "Instruction" && c.level == 2) l2 = c.bytes;
+  const long long llc = machine.last_level_cache_bytes() > 0 ? machine.last_level_cache_bytes() : 64LL << 20;
+  CacheRetention out;
+  out.probe_bytes = o.probe_bytes > 0 ? o.probe_bytes : std::max<long long>(2 * l2, 256 << 10);
+  const long long max_distance = o.max_distance > 0 ? o.max_distance : std::min(4 * llc, o.cap_bytes);
+  const int per_octave = o.quick ? 1 : 2;
+  std::vector<long long> distances{0};
+  for (double d = double(out.probe_bytes) / 4; d < double(max_distance) * 1.0001; d *= std::pow(2.0, 1.0 / per_octave))
+    distances.push_back(std::llround(d));
+  if (distances.back() < max_distance) distances.push_back(max_distance);
+
+  const std::int64_t n = out.probe_bytes / std::int64_t(sizeof(double)), m = max_distance / std::int64_t(sizeof(double));
+  Kokkos::View<double*> probe(Kokkos::view_alloc(Kokkos::WithoutInitializing, "sextant::compute::retention_probe"), n);
+  Kokkos::View<double*> other(Kokkos::view_alloc(Kokkos::WithoutInitializing, "sextant::compute::retention_other"), m);
+  Kokkos::deep_copy(probe, 1.0);
+  Kokkos::deep_copy(other, 1.0);
+  const int repetitions = o.quick ? 7 : 15;
+  for (long long d : distances) {
+    if (o.synchronize) o.synchronize();
+    const std::int64_t span = d / std::int64_t(sizeof(double));
+    std::vector<double> t;
+    for (int r = 0; r < repetitions; ++r) {
+      Kokkos::parallel_for(
+          "sextant::compute::retention_write", Kokkos::RangePolicy<Exec>(0, n),
+          KOKKOS_LAMBDA(const std::int64_t i) { probe(i) = probe(i) * 0.5 + 1.0; });
+      if (span > 0)
+        Kokkos::parallel_for(
+            "sextant::compute::retention_stream", Kokkos::RangePolicy<Exec>(0, span),
+            KOKKOS_LAMBDA(const std::int64_t i) { other(i) = other(i) * 0.5 + 1.0; });
+      Kokkos::fence();
+      // The read: a dot product of the probe with itself (one pass, independent lanes:
+      // bound by where the probe is, not by an addition chain).
+      const double t0 = now_seconds();
+      const double sum = k::stream_dot(Exec(), probe, probe);
+      t.push_back(now_seconds() - t0);
+      if (!(sum > 0)) throw Error("cache retention probe: the probe read back " + std::to_string(sum));
+    }
+    out.points.push_back({d, stats::median(t), 0});
+  }
+  // Kept: (t_cold - t) / (t_cold - t_hot), t_hot the fastest read (right after the write
+  // the probe's dirty lines still leaving L2 make a read slower than one from L3 a
+  // little later), t_cold the farthest point's. Made non-increasing from the far end: a
+  // read that was slow while farther ones were fast is noise, not a miss.
+  double hot = out.points.front().seconds;
+  for (const auto& p : out.points) hot = std::min(hot, p.seconds);
+  const double cold = out.points.back().seconds, range = cold - hot;
+  double kept = 0;
+  for (auto it = out.points.rbegin(); it != out.points.rend(); ++it) {
+    kept = std::max(kept, range > 0 ? std::clamp((cold - it->seconds) / range, 0.0, 1.0) : 0.0);
+    it->kept = kept;
+  }
+  if (o.progress)
+    for (const auto& p : out.points)
+      o.progress("cache retention: " + format_bytes(double(p.distance)) + " of other data between: probe read in " +
+                 std::to_string(p.seconds * 1e6) + " us, " + std::to_string(int(std::lround(p.kept * 100))) + "% kept");
+  return out;
+}
 
 WorkingSetSweep sweep_bandwidth(const SweepOptions& o) {
   const auto dtype = k::parse_dtype(o.dtype);

@@ -50,6 +50,10 @@ struct MeasureOptions {
   std::size_t min_runs = 3;             // timed runs per case, whatever the rule's budget says
   std::uint64_t seed = 20240611;
   std::function<void(const std::string&)> progress;  // one line per case; empty: silent
+  // Called before each case (and each working set of the sweep): the suite passes a
+  // barrier, so that the ranks of a node measure every case at the same time, sharing
+  // the last-level cache and the memory as the ranks of a step do.
+  std::function<void()> synchronize;
 
   static stats::StopRule quick_rule() { return {0.05, 0.12, 5, 200}; }
   static stats::StopRule standard_rule() { return {0.02, 1.0, 10, 1000}; }
@@ -95,6 +99,7 @@ struct SweepOptions {
   std::optional<stats::StopRule> stop;
   std::size_t min_samples = 3;       // per point, whatever the rule's budget says
   std::function<void(const std::string&)> progress;
+  std::function<void()> synchronize;  // before each working set (MeasureOptions::synchronize)
 };
 
 // The working-set sizes (bytes, all arrays of a kernel together) a sweep visits.
@@ -131,5 +136,37 @@ struct WorkingSetSweep {
 };
 
 WorkingSetSweep sweep_bandwidth(const SweepOptions& options = {});
+
+// --- cache retention (reuse distance) -------------------------------------------------
+//
+// What a rank finds of its data again after touching other data: a probe buffer is
+// written, then d distinct bytes of another buffer are streamed through, then the probe
+// is read and timed. kept(d) = (t_cold - t(d)) / (t_cold - t_hot): the share of the probe
+// still cached at reuse distance d, as the step's cache model asks
+// (models/cache_state.hpp). It differs from the working-set sweep's plateaus, which
+// cycle one working set, and the ranks of a node (and a VM's neighbours) share the last
+// level: every rank probes at once (synchronize).
+
+struct RetentionOptions {
+  bool quick = false;             // one point per octave (else two), fewer repetitions
+  long long probe_bytes = 0;      // 0: twice the L2 per core (so that the probe measures the last level)
+  long long max_distance = 0;     // 0: 4 x the last-level cache, capped at cap_bytes
+  long long cap_bytes = 1LL << 30;
+  std::function<void(const std::string&)> progress;
+  std::function<void()> synchronize;
+};
+
+struct RetentionPoint {
+  long long distance = 0;  // bytes streamed between the write and the timed read
+  double seconds = 0;      // median time of the read
+  double kept = 0;         // share of the probe still cached, in [0, 1], non-increasing in distance
+};
+
+struct CacheRetention {
+  long long probe_bytes = 0;
+  std::vector<RetentionPoint> points;  // ascending distance; the first at 0
+};
+
+CacheRetention measure_cache_retention(const RetentionOptions& options = {});
 
 }  // namespace sextant::compute

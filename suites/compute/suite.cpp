@@ -107,6 +107,21 @@ void write_sweep(ResultsFile& file, const WorkingSetSweep& sweep) {
   }
 }
 
+// /compute/retention: the cache retention probe (measure.hpp).
+void write_retention(ResultsFile& file, const CacheRetention& r) {
+  h5::Group g = file.group("compute/retention");
+  g.set_attr("probe_bytes", std::int64_t{r.probe_bytes});
+  std::vector<double> distance, seconds, kept;
+  for (const auto& p : r.points) {
+    distance.push_back(double(p.distance));
+    seconds.push_back(p.seconds);
+    kept.push_back(p.kept);
+  }
+  g.write("distance_bytes", distance);
+  g.write("median", seconds);
+  g.write("kept", kept);
+}
+
 }  // namespace
 
 bool is_kernel(const std::string& name) {
@@ -118,7 +133,8 @@ namespace {
 
 // The measurements as the JSON results document holds them (docs/file-formats.md):
 // the statistics of the results file's /compute, without the samples.
-nlohmann::json to_json(const std::vector<KernelMeasurement>& kernels, const WorkingSetSweep& sweep) {
+nlohmann::json to_json(const std::vector<KernelMeasurement>& kernels, const WorkingSetSweep& sweep,
+                       const CacheRetention& retention) {
   nlohmann::json k = nlohmann::json::array(), curves = nlohmann::json::array();
   for (const auto& m : kernels)
     k.push_back({{"kernel", m.name}, {"family", m.family}, {"pass", m.pass}, {"dtype", m.dtype}, {"shape", m.shape},
@@ -136,7 +152,12 @@ nlohmann::json to_json(const std::vector<KernelMeasurement>& kernels, const Work
                         {"best_bandwidth_Bps", p.best_gbytes_per_s * 1e9}, {"median_s", p.summary.median}});
     curves.push_back({{"kernel", c.kernel}, {"dtype", sweep.dtype}, {"points", std::move(points)}});
   }
-  return {{"kernels", std::move(k)}, {"working_set_sweep", std::move(curves)}};
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& p : retention.points)
+    kept.push_back({{"distance_bytes", p.distance}, {"median_s", p.seconds}, {"kept", p.kept}});
+  return {{"kernels", std::move(k)},
+          {"working_set_sweep", std::move(curves)},
+          {"cache_retention", {{"probe_bytes", retention.probe_bytes}, {"points", std::move(kept)}}}};
 }
 
 // Does a kernel run faster than the peak kernel of its dtype? Then the peak was measured
@@ -237,8 +258,12 @@ long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFil
     o.kernels.progress = nullptr;
     o.sweep.progress = nullptr;
   }
-  // Every rank measures at once; waits yield when oversubscribed.
+  // Every rank measures every case and working set at once (the ranks of a node share
+  // its last-level cache and memory, as in a step); waits yield when oversubscribed.
   WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
+  o.kernels.synchronize = o.sweep.synchronize = o.retention.synchronize = [wait] { barrier(MPI_COMM_WORLD, wait); };
+  o.retention.progress = o.sweep.progress;
+  o.retention.quick = o.sweep.quick;
   barrier(MPI_COMM_WORLD, wait);
   auto kernels = measure_kernels(o.kernels);
   remeasure_peak_while_beaten(o.kernels, kernels, wait);
@@ -268,6 +293,12 @@ long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFil
     results->flush();
   }
   barrier(MPI_COMM_WORLD, wait);
+  const auto retention = measure_cache_retention(o.retention);
+  if (results) {
+    write_retention(*results, retention);
+    results->flush();
+  }
+  barrier(MPI_COMM_WORLD, wait);
 
   long long invalid = 0;
   for (const auto& m : kernels)
@@ -290,9 +321,13 @@ long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFil
       for (const auto& p : c.points)
         std::printf("%14s %10.2f\n", format_bytes(static_cast<double>(p.bytes)).c_str(), p.gbytes_per_s);
     }
+    std::printf("\n# cache retention (a %s probe read after other data streamed through)\n%14s %10s %7s\n",
+                format_bytes(double(retention.probe_bytes)).c_str(), "between", "read(us)", "kept");
+    for (const auto& p : retention.points)
+      std::printf("%14s %10.2f %6.0f%%\n", format_bytes(double(p.distance)).c_str(), p.seconds * 1e6, p.kept * 100);
     std::fflush(stdout);
     if (json) {
-      auto doc = to_json(kernels, sweep);
+      auto doc = to_json(kernels, sweep, retention);
       const auto isa = kernels::compiled_isa();
       doc["threads"] = threads;
       doc["isa"] = isa.name;

@@ -15,6 +15,7 @@ namespace sextant::compute {
 struct SuiteOptions {
   MeasureOptions kernels;
   SweepOptions sweep;
+  RetentionOptions retention;
 };
 
 // Is this a kernel of the registry (measurable by name)?

@@ -240,7 +240,7 @@ class Stage {
   void op(const std::string& prefix, const char* name, const char* kernel, Shape&& shape, double flops,
           double bytes, Run&& run) {
     rec_.compute(run, [&] {
-      return model::ComputeOp{prefix + name, std::string(family_of(kernel)), shape(), flops, bytes, kernel};
+      return model::ComputeOp{prefix + name, std::string(family_of(kernel)), shape(), flops, bytes, kernel, {}};
     });
   }
 

@@ -56,7 +56,7 @@ class OptimizerStep {
     auto grads = store_.grads();
     const std::int64_t n = grads.extent(0);
     rec_.compute([&] { Kokkos::deep_copy(grads, S(0)); },
-                 [&] { return model::ComputeOp{"optimizer.zero_grad", "stream", kv({{"n", n}}), 0, double(n) * sizeof(S), "fill"}; });
+                 [&] { return model::ComputeOp{"optimizer.zero_grad", "stream", kv({{"n", n}}), 0, double(n) * sizeof(S), "fill", {}}; });
   }
 
  private:
@@ -67,14 +67,14 @@ class OptimizerStep {
       rec_.compute([&] { kernels::adamw_update(exec_, p, g, m, v, hp_); },
                    [&] {
                      return model::ComputeOp{name, "optimizer", kv({{"n", n}}), kernels::adamw_flops(n),
-                                             kernels::adamw_bytes(n, sizeof(S)), "adamw_update"};
+                                             kernels::adamw_bytes(n, sizeof(S)), "adamw_update", {}};
                    });
     } else {
       rec_.compute([&] { kernels::stream_triad(exec_, p, p, g, S(-hp_.lr)); },
                    [&] {
                      return model::ComputeOp{name, "stream", kv({{"n", n}}),
                                              kernels::stream_flops(kernels::StreamOp::triad, n),
-                                             kernels::stream_bytes(kernels::StreamOp::triad, n, sizeof(S)), "stream_triad"};
+                                             kernels::stream_bytes(kernels::StreamOp::triad, n, sizeof(S)), "stream_triad", {}};
                    });
     }
   }

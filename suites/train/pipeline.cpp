@@ -11,6 +11,7 @@
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
 #include "suites/train/suite.hpp"
+#include "suites/train/sync_skew.hpp"
 
 namespace sextant::train {
 namespace {
@@ -33,28 +34,28 @@ std::vector<SweepEntry> chosen_sweep(int ranks, const PipelineOptions& o) {
   return sweep;
 }
 
-// The kernels of every plan at their shapes, each measured after streaming its stage's
-// step working set through the caches, as a step's operators find their operands
-// evicted by the ops in between (at most 4 x the last-level cache, or 32 MiB where a
-// VM reports a host's huge L3); and peak_fma for the ceilings.
+// The kernels of every plan at their shapes, each measured twice: back to back on the
+// same operands (hot) and after streaming 4 x the last-level cache through (cold; 32
+// MiB where a VM reports a host's huge L3); the step predictor costs each call between
+// the two by the cache state of the step (models/cache_state.hpp). And peak_fma for the
+// ceilings.
 void add_plan_kernels(const Runtime& rt, const std::vector<SweepEntry>& sweep, compute::MeasureOptions& kernels) {
   const long long llc = rt.machine().last_level_cache_bytes();
   kernels.flush_bytes = 4 * std::max<long long>(llc > (64LL << 20) ? 8LL << 20 : llc, 1LL << 20);
   if (!kernels.kernels.empty()) return;  // the user chose the kernels
   std::set<std::string> names{"peak_fma"};
+  std::set<std::pair<std::string, std::string>> cases;
   for (const auto& e : sweep) {
     const auto plan = model::plan_step(e.config);
-    for (int s = 0; s < int(plan.stages.size()); ++s) {
-      const auto& st = plan.stages[s];
-      const long long flush =
-          std::min(kernels.flush_bytes, static_cast<long long>(model::step_working_set_bytes(plan, s)));
+    for (const auto& st : plan.stages)
       for (const auto* phase : {&st.forward, &st.backward, &st.optimizer})
         for (const auto& op : phase->compute)
-          if (std::string k = model::registry_kernel(op.kernel, op.shape); compute::is_kernel(k)) {
-            names.insert(k);
-            kernels.cases.push_back({k, op.shape, flush});
-          }
-    }
+          if (std::string k = model::registry_kernel(op.kernel, op.shape); compute::is_kernel(k))
+            if (cases.insert({k, op.shape}).second) {
+              names.insert(k);
+              kernels.cases.push_back({k, op.shape, 0});
+              kernels.cases.push_back({k, op.shape, kernels.flush_bytes});
+            }
   }
   kernels.kernels.assign(names.begin(), names.end());
 }
@@ -77,6 +78,7 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
   compute.sweep.dtype = "float32";
   comm::Outcome outcome = comm::run_comm_suite(rt, comm, results.get(), json);
   outcome.wrong += compute::run_compute_suite(rt, compute, results.get(), json);
+  if (rt.size() > 1) measure_sync_skew(rt, results.get(), o.quick);
 
   const std::string model_path = results_path.substr(0, results_path.rfind(".h5")) + ".model.h5";
   if (rt.is_root()) {

@@ -5,11 +5,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "models/cache_state.hpp"
 #include "models/json.hpp"
 #include "models/model_file.hpp"
 #include "models/step_predictor.hpp"
@@ -40,25 +42,44 @@ model::TrainConfig model_size(const std::string& size) {
   return c;
 }
 
-// Rank 0's kernels by total time: mean seconds per call inside the step, the compute
-// suite's measurement of the same kernel and shape (from the model file), their ratio.
-void print_kernel_profile(const TrainResult& r, const model::ComputeModel& compute, const std::string& dtype) {
+// Rank 0's kernels by total time: mean seconds per call inside the step; the compute
+// suite's measurements of the same kernel and shape, hot (back to back) and cold (after
+// a flush), from the model file; what the step predictor costs a call at in the step
+// (between the two by the cache state, the mean over the stage's calls of that shape),
+// and the ratio of the step's time to it.
+void print_kernel_profile(const TrainResult& r, const model::ComputeModel& compute, const model::TrainConfig& config) {
+  const auto plan = model::plan_step(config);
+  const auto retention = compute.cache_retention();
+  const auto misses = retention && compute.has_cache_bounds()
+                          ? model::operand_misses(plan, 0, *retention)
+                          : std::map<std::string, model::OperandMisses>{};
   std::vector<std::pair<std::string, std::pair<double, long>>> ks(r.kernels.begin(), r.kernels.end());
   std::sort(ks.begin(), ks.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  std::printf("  %-58s %8s %11s %11s %7s\n", "kernel shape (rank 0, by total time)", "calls", "in step(us)",
-              "model(us)", "ratio");
+  std::printf("  %-58s %6s %11s %9s %9s %11s %7s\n", "kernel shape (rank 0, by total time)", "calls", "in step(us)",
+              "hot(us)", "cold(us)", "predicted", "ratio");
   for (std::size_t i = 0; i < ks.size() && i < 10; ++i) {
     const auto& [key, v] = ks[i];
-    auto space = key.find(' ');
-    std::string kernel = key.substr(0, space), shape = key.substr(space + 1);
-    double mean = v.first / static_cast<double>(v.second);
-    auto e = compute.predict(kernel, dtype, 0, 0, "", shape);  // the measured point, when there is one
-    if (e.model != "measured") {
-      std::printf("  %-58s %8ld %11.2f %11s %7s\n", key.substr(0, 58).c_str(), v.second, mean * 1e6, "-", "-");
+    const double mean = v.first / static_cast<double>(v.second);
+    const auto space = key.find(' ');
+    const std::string kernel = key.substr(0, space), shape = key.substr(space + 1);
+    const auto bounds = compute.cache_bounds(kernel, config.dtype, shape);
+    const auto e = compute.predict(kernel, config.dtype, 0, 0, "", shape);
+    double predicted = 0;
+    int calls = 0;
+    for (const auto* phase : {&plan.stages[0].forward, &plan.stages[0].backward, &plan.stages[0].optimizer})
+      for (const auto& op : phase->compute) {
+        if (op.kernel + " " + op.shape != key) continue;
+        predicted += model::op_cost_in_step(compute, config.dtype, op, misses);
+        ++calls;
+      }
+    if (e.model != "measured" || calls == 0) {
+      std::printf("  %-58s %6ld %11.2f %9s %9s %11s %7s\n", key.substr(0, 58).c_str(), v.second, mean * 1e6, "-", "-", "-",
+                  "-");
       continue;
     }
-    std::printf("  %-58s %8ld %11.2f %11.2f %7.2f\n", key.substr(0, 58).c_str(), v.second, mean * 1e6,
-                e.seconds * 1e6, mean / e.seconds);
+    predicted /= calls;
+    std::printf("  %-58s %6ld %11.2f %9.2f %9.2f %11.2f %7.2f\n", key.substr(0, 58).c_str(), v.second, mean * 1e6,
+                bounds ? bounds->hot * 1e6 : e.seconds * 1e6, e.seconds * 1e6, predicted * 1e6, mean / predicted);
   }
 }
 
@@ -178,10 +199,12 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
                                       ResultsFile* results, JsonResults* json) {
   std::optional<model::CommModel> comm;
   std::optional<model::ComputeModel> compute;
+  std::optional<model::SyncModel> sync;
   if (rt.is_root()) {
     auto file = model::read_model_file(o.model_path);
     compute = model::compute_part(file, o.model_path);
     comm = file.comm.value_or(model::CommModel{});  // none on one rank
+    sync = file.sync;
     std::printf("# training proxy: predicted (from %s) vs measured, %d ranks, %d threads per rank%s\n",
                 o.model_path.c_str(), rt.size(), rt.threads_per_rank(),
                 rt.oversubscribed() ? " (OVERSUBSCRIBED: timings not meaningful)" : "");
@@ -208,12 +231,12 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     if (rt.is_root()) {
       auto plan = model::plan_step(entry.config);
       model::LevelMap levels{o.level, o.level, o.level};
-      predicted = model::predict_step(plan, *comm, *compute, levels);
+      predicted = model::predict_step(plan, *comm, *compute, levels, sync ? &*sync : nullptr);
       row.predicted = predicted.total;
       // The same from the operator models alone, never from the measured shapes.
       model::ComputeModel models_only = *compute;
       models_only.use_points = false;
-      row.predicted_models_only = model::predict_step(plan, *comm, models_only, levels).total;
+      row.predicted_models_only = model::predict_step(plan, *comm, models_only, levels, sync ? &*sync : nullptr).total;
     }
     run.lr = entry.lr;
     // The machine's speed around the steps, and the steps' own disturbance; measured
@@ -333,7 +356,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
                  "total,forward,backward,optimizer,tp_comm,pp_comm,dp_comm,pipeline_idle,other");
       results->flush();
     }
-    if (run.profile) print_kernel_profile(r, *compute, entry.config.dtype);
+    if (run.profile) print_kernel_profile(r, *compute, entry.config);
     rows.push_back(row);
   }
   if (rt.is_root()) {
@@ -355,6 +378,7 @@ std::optional<double> check_operator_drift(Runtime& rt, compute::MeasureOptions 
   for (const auto& c : cases.cases) operators.insert(c.kernel);
   cases.kernels.assign(operators.begin(), operators.end());
   const WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
+  cases.synchronize = [wait] { barrier(MPI_COMM_WORLD, wait); };  // as the suite measured them
   barrier(MPI_COMM_WORLD, wait);
   const auto again = compute::measure_kernels(cases);
   barrier(MPI_COMM_WORLD, wait);
@@ -365,12 +389,14 @@ std::optional<double> check_operator_drift(Runtime& rt, compute::MeasureOptions 
     const auto& model = model::compute_part(file, model_path);
     double before = 0, after = 0;
     std::vector<double> ratios;
-    for (const auto& m : again) {
-      const auto e = model.predict(m.name, m.dtype, 0, 0, "", m.shape);
-      if (e.model != "measured" || !(e.seconds > 0) || !(m.summary.median > 0)) continue;
-      before += e.seconds;
+    for (const auto& m : again) {  // each against the model's measurement of the same case and cache state
+      const auto p = std::find_if(model.points.begin(), model.points.end(), [&](const model::KernelPoint& k) {
+        return k.kernel == m.name && k.dtype == m.dtype && k.shape == m.shape && k.flush_bytes == double(m.flush_bytes);
+      });
+      if (p == model.points.end() || !(m.summary.median > 0)) continue;
+      before += p->seconds;
       after += m.summary.median;
-      ratios.push_back(m.summary.median / e.seconds);
+      ratios.push_back(m.summary.median / p->seconds);
     }
     compared = ratios.size();
     if (compared > 0) {

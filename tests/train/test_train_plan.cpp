@@ -272,6 +272,56 @@ TEST(TrainPlan, BucketsHoldWholeParametersUpToTheBucketSize) {
     }
 }
 
+// The operands the cache model walks (models/cache_state.hpp) name the proxy's buffers:
+// every op has some; forward reads every parameter of the stage whole (the token
+// embedding: the rows its tokens look up), backward accumulates into every gradient
+// whole, each layer's forward writes its slot's output, and backward reads only what a
+// forward of the same stage wrote, a workspace or a parameter.
+TEST(TrainPlan, OperandsNameEveryParameterAndActivation) {
+  for (auto c : {small(1, 1, 1), small(2, 2, 2), small(2, 4, 1)}) {
+    const auto plan = plan_step(c);
+    const double s = 4;
+    for (const auto& st : plan.stages) {
+      std::map<std::string, double> read_forward, written_backward;
+      std::set<std::string> forward_tensors;
+      for (const auto& op : st.forward.compute) {
+        ASSERT_FALSE(op.operands.empty()) << op.name;
+        for (const auto& o : op.operands) {
+          EXPECT_GT(o.bytes, 0) << op.name << " " << o.tensor;
+          forward_tensors.insert(o.tensor);
+          if (o.tensor.rfind("p:", 0) == 0) read_forward[o.tensor.substr(2)] = std::max(read_forward[o.tensor.substr(2)], o.bytes);
+        }
+      }
+      for (const auto& op : st.backward.compute) {
+        ASSERT_FALSE(op.operands.empty()) << op.name;
+        for (const auto& o : op.operands) {
+          const std::string& t = o.tensor;
+          if (t.rfind("g:", 0) == 0) {
+            written_backward[t.substr(2)] = std::max(written_backward[t.substr(2)], o.bytes);
+          } else if (t.back() == '#' && t != "dx_send#") {
+            EXPECT_TRUE(forward_tensors.count(t)) << op.name << " reads " << t << ", which no forward op wrote";
+          }
+        }
+      }
+      ASSERT_FALSE(st.optimizer.compute.empty());
+      for (const auto& op : st.optimizer.compute) EXPECT_FALSE(op.operands.empty()) << op.name;
+      // Every parameter whole in forward (layer-norm betas only in forward), its gradient
+      // whole in backward.
+      const int tokens = c.micro_batch * c.seq;
+      for (const auto& g : st.dp_sync_operands) {
+        const std::string param = g.tensor.substr(2);
+        const double whole = g.bytes;
+        if (param == "embedding.token")
+          EXPECT_DOUBLE_EQ(read_forward[param], std::min<double>(tokens, c.vocab / c.tp + (c.tp > 1)) * c.hidden * s) << param;
+        else
+          EXPECT_DOUBLE_EQ(read_forward[param], whole) << param;
+        EXPECT_DOUBLE_EQ(written_backward[param], whole) << param;
+      }
+      EXPECT_TRUE(forward_tensors.count("x" + std::to_string(st.layers_count) + "#")) << "stage output";
+    }
+  }
+}
+
 // Every op's counts equal its kernel's count functions evaluated at its shape, and for the
 // registry's kernels its family and counts equal the registry's.
 TEST(TrainPlan, CountsAreTheKernelsOwn) {

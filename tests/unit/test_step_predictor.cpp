@@ -176,8 +176,8 @@ StepPrediction pipeline(Schedule schedule, int S, int M, double F, double B, dou
   for (int s = 0; s < S; ++s) {
     StagePlan st;
     st.stage = s;
-    st.forward.compute = {{"f", "gemm", "forward", F * peak, 0, ""}};
-    st.backward.compute = {{"b", "gemm", "backward", B * peak, 0, ""}};
+    st.forward.compute = {{"f", "gemm", "forward", F * peak, 0, "", {}}};
+    st.backward.compute = {{"b", "gemm", "backward", B * peak, 0, "", {}}};
     if (s + 1 < S) st.send_activation = {"act", Traffic::pp, "pingpong", message_bytes, 2};
     if (s > 0) st.send_gradient = {"grad", Traffic::pp, "pingpong", message_bytes, 2};
     plan.stages.push_back(st);

@@ -58,7 +58,7 @@ Json predict_train(const std::string& path, const std::string& text, model::Leve
   auto plan = model::plan_step(config);
   std::vector<std::string> placement_notes;
   if (ranks_per_node > 0) levels = model::placed_levels(config, ranks_per_node, comm, &placement_notes);
-  auto p = model::predict_step(plan, comm, compute, levels);
+  auto p = model::predict_step(plan, comm, compute, levels, file.sync ? &*file.sync : nullptr);
   p.notes.insert(p.notes.end(), placement_notes.begin(), placement_notes.end());
   std::printf("training step: %d layers, hidden %d, heads %d, seq %d, micro-batch %d, global batch %d\n",
               config.layers, config.hidden, config.heads, config.seq, config.micro_batch, config.global_batch);
@@ -94,7 +94,8 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
   const auto comm = file.comm.value_or(model::CommModel{});  // none for one rank
   choose_dense_path(base, text, compute);
   const auto t0 = std::chrono::steady_clock::now();
-  auto found = model::search_layouts(base, ranks, comm, compute, levels, memory_limit, ranks_per_node);
+  auto found = model::search_layouts(base, ranks, comm, compute, levels, memory_limit, ranks_per_node,
+                                     file.sync ? &*file.sync : nullptr);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("layout search: %d ranks, %d layers, hidden %d, heads %d, seq %d, vocab %d, global batch %d, %s GEMMs\n",
               ranks, base.layers, base.hidden, base.heads, base.seq, base.vocab, base.global_batch,

@@ -1,0 +1,53 @@
+#pragma once
+// The cache state a step's operators meet.
+//
+// Between two uses of a tensor a rank touches other tensors: the distinct bytes touched
+// since its last use are its reuse distance d. What of it is still cached is what the
+// host keeps at that distance: kept(d), measured by the compute suite's retention probe
+// (write a buffer, stream d other bytes through, read it back, on every rank at once),
+// or where no probe was run, ramped down across the boundary between the last cache
+// level and memory that the working-set sweep found. Walking one stage's step in the
+// order the proxy runs it (the pipeline schedule's actions, each micro-batch in its
+// activation slot, the messages received, the gradient sync, the optimizer) gives every
+// operator the share of its operand bytes that come from beyond the caches. The walk
+// covers two steps and counts the second, which starts from what the first left.
+//
+// Time is left out: on a shared host data also leaves while a rank idles (a 1 MiB probe
+// left alone for 10 ms on a 2-core VM was 70% gone), but a working rank keeps its data
+// recent, and applying the idle loss to the steps over-predicted them (small model +8
+// to +16%, large +15 to +27%).
+//
+// The train suite measures every kernel of the plan twice: run again and again on the
+// same operands (hot: cached as far as the kernel's own footprint allows) and after
+// streaming more than the last-level cache through (cold: every operand from memory).
+// The step predictor costs an operator between the two: the weight of the cold time is
+// how far the step's share of missed bytes lies from the hot measurement's own share
+// toward all of them.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/train_plan.hpp"
+
+namespace sextant::model {
+
+struct OperandMisses {
+  double in_step = 0;   // share of the operand bytes from beyond the caches, over the step's calls
+  double repeated = 0;  // the same share when the kernel runs back to back (the hot measurement)
+  // Where the step puts the operator between its hot (0) and cold (1) measurement.
+  double cold_weight() const;
+};
+
+// What a rank keeps of its data after d distinct bytes of other data: (distance, share
+// kept) points, ascending distance, the share non-increasing; linear in log distance
+// between points, the first share before the first point and 0 beyond the last.
+struct CacheRetention {
+  std::vector<double> distance, kept;
+  double kept_at(double distance_bytes) const;
+  double horizon() const;  // beyond it nothing is kept
+};
+
+// Every compute op of the stage, by name.
+std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int stage, const CacheRetention& retention);
+
+}  // namespace sextant::model

@@ -1,0 +1,77 @@
+#include "models/sync_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/schema.hpp"
+
+namespace sextant::model {
+namespace {
+
+SyncModel read_sync(const h5::Group& g) {
+  SyncModel m;
+  m.ranks = static_cast<int>(g.attr_int("ranks"));
+  m.interval_s = g.dataset("interval_seconds").read_doubles();
+  m.excess = g.dataset("excess").read_doubles();
+  require_value(m.ranks >= 2, g, "ranks " + std::to_string(m.ranks) + " (a synchronisation needs 2 or more)");
+  require_value(!m.interval_s.empty() && m.interval_s.size() == m.excess.size(), g,
+                "interval_seconds and excess differ in length or are empty");
+  for (std::size_t i = 0; i < m.interval_s.size(); ++i) {
+    require_value(std::isfinite(m.interval_s[i]) && m.interval_s[i] > 0 && (i == 0 || m.interval_s[i] > m.interval_s[i - 1]),
+                  g, "interval " + format_value(m.interval_s[i]) + " s (finite, > 0, ascending)");
+    require_value(std::isfinite(m.excess[i]) && m.excess[i] >= 0, g,
+                  "excess " + format_value(m.excess[i]) + " (a share, finite and >= 0)");
+  }
+  return m;
+}
+
+}  // namespace
+
+double expected_normal_maximum(int n) {
+  if (n < 2) return 0;
+  // E[max] = integral of x n phi(x) Phi(x)^(n-1) dx, by the trapezoid rule on [-10, 10]
+  // (the integrand is below 1e-20 outside it for any n a group can have).
+  const double h = 1e-3, pi = std::acos(-1.0);
+  double sum = 0;
+  for (double x = -10; x <= 10; x += h) {
+    const double phi = std::exp(-x * x / 2) / std::sqrt(2 * pi), cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    sum += x * n * phi * std::pow(cdf, n - 1);
+  }
+  return sum * h;
+}
+
+double SyncModel::wait(double interval, int group_ranks) const {
+  if (group_ranks < 2 || !(interval > 0) || interval_s.empty()) return 0;
+  double share = excess.front();
+  if (interval >= interval_s.back()) {
+    share = excess.back();
+  } else if (interval > interval_s.front()) {
+    for (std::size_t i = 1; i < interval_s.size(); ++i)
+      if (interval <= interval_s[i]) {
+        const double f = std::log(interval / interval_s[i - 1]) / std::log(interval_s[i] / interval_s[i - 1]);
+        share = excess[i - 1] + f * (excess[i] - excess[i - 1]);
+        break;
+      }
+  }
+  return share * interval * expected_normal_maximum(group_ranks) / expected_normal_maximum(ranks);
+}
+
+std::optional<SyncModel> SyncModel::fit_results(const std::string& results_path) {
+  h5::File file = open_checked(results_path, results_schema);
+  if (!file.has("sync")) return std::nullopt;
+  return read_sync(file.group("sync"));
+}
+
+SyncModel SyncModel::read(const h5::Group& root) { return read_sync(root.group("sync")); }
+
+void SyncModel::write_into(h5::Group& root) const {
+  h5::Group g = root.create_group("sync");
+  g.set_attr("ranks", std::int64_t{ranks});
+  g.set_attr("model", "wait = excess(T) * T * E[max of p normals] / E[max of ranks normals], T the work since the "
+                      "group's previous synchronisation");
+  g.write("interval_seconds", interval_s);
+  g.write("excess", excess);
+}
+
+}  // namespace sextant::model

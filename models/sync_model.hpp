@@ -1,0 +1,40 @@
+#pragma once
+// What a blocking collective costs beyond its own time inside a step: its ranks arrive
+// at different times, because the same work takes each a different time (a shared
+// host's neighbours, cache and memory contention, the scheduler). Each waits for the
+// last; the step is paid at the slowest rank's pace. The train suite measures it (every
+// rank runs the same block of work of T seconds, then they synchronise; the excess of
+// the slowest rank's time over the mean, as a share of T, at several T), and the step
+// predictor adds excess(T) x T to each blocking collective, T the compute since the
+// group's previous synchronisation. A group of another size than the one measured
+// scales by the expected maximum of that many standard normal samples, the spread being
+// the same per rank.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/h5.hpp"
+
+namespace sextant::model {
+
+struct SyncModel {
+  int ranks = 0;                   // the ranks that measured it
+  std::vector<double> interval_s;  // ascending work per block, seconds
+  std::vector<double> excess;      // (max over ranks - mean) / mean, per interval
+
+  // The wait of one synchronisation after `interval` seconds of work, for `ranks` ranks
+  // (0 for fewer than 2); linear in log interval between the measured ones, the nearest
+  // share outside them.
+  double wait(double interval, int group_ranks) const;
+
+  // From a results file's /sync (nullopt when it has none).
+  static std::optional<SyncModel> fit_results(const std::string& results_path);
+  // The model file's /sync part; values checked.
+  static SyncModel read(const h5::Group& root);
+  void write_into(h5::Group& root) const;
+};
+
+// The expected maximum of n standard normal samples (0 for n < 2; 1/sqrt(pi) for 2).
+double expected_normal_maximum(int n);
+
+}  // namespace sextant::model
