@@ -1,6 +1,7 @@
 #include "models/cache_state.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <list>
 #include <unordered_map>
@@ -40,13 +41,15 @@ class RecencyStack {
   // stack holds of it to the front too: one tensor, one place in the stack.
   void touch(int tensor, double bytes) {
     if (auto at = where_.find(tensor); at != where_.end()) {
-      bytes = std::max(bytes, at->second->bytes);
       total_ -= at->second->bytes;
-      order_.erase(at->second);
+      at->second->bytes = std::max(bytes, at->second->bytes);
+      total_ += at->second->bytes;
+      order_.splice(order_.begin(), order_, at->second);  // the same node, to the front
+    } else {
+      order_.push_front({tensor, bytes});
+      where_[tensor] = order_.begin();
+      total_ += bytes;
     }
-    order_.push_front({tensor, bytes});
-    where_[tensor] = order_.begin();
-    total_ += bytes;
     while (!order_.empty() && total_ - order_.back().bytes >= horizon_) {
       total_ -= order_.back().bytes;
       where_.erase(order_.back().tensor);
@@ -89,18 +92,8 @@ struct PhaseCalls {
   std::vector<std::vector<std::vector<Access>>> by_slot;  // [slot][op] -> operands
 };
 
-PhaseCalls calls_of(const Phase& phase, int slots, Tensors& tensors) {
-  PhaseCalls c;
-  for (const auto& op : phase.compute) c.ops.push_back(&op);
-  c.by_slot.resize(slots);
-  for (int s = 0; s < slots; ++s)
-    for (const auto& op : phase.compute) {
-      std::vector<Access> a;
-      for (const auto& o : op.operands) a.push_back({tensors.id(o.tensor, s), o.bytes});
-      c.by_slot[s].push_back(std::move(a));
-    }
-  return c;
-}
+// The phase's ops but those of layers [skip_first, skip_last].
+PhaseCalls calls_of(const Phase& phase, int slots, Tensors& tensors, int skip_first = -1, int skip_last = -2);
 
 std::vector<Access> accesses_of(const std::vector<Operand>& operands, int slot, Tensors& tensors) {
   std::vector<Access> a;
@@ -132,14 +125,109 @@ double OperandMisses::cold_weight() const {
   return std::clamp((in_step - repeated) / (1 - repeated), 0.0, 1.0);
 }
 
-std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int stage, const CacheRetention& retention) {
+namespace {
+
+// "layer7.fc1" -> 7; -1 for an op outside the layers.
+int layer_of(const std::string& name) {
+  if (name.rfind("layer", 0) != 0) return -1;
+  std::size_t end = 5;
+  while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+  return end > 5 && end < name.size() && name[end] == '.' ? std::stoi(name.substr(5, end - 5)) : -1;
+}
+
+PhaseCalls calls_of(const Phase& phase, int slots, Tensors& tensors, int skip_first, int skip_last) {
+  PhaseCalls c;
+  for (const auto& op : phase.compute)
+    if (const int l = layer_of(op.name); l < skip_first || l > skip_last) c.ops.push_back(&op);
+  c.by_slot.resize(slots);
+  for (int s = 0; s < slots; ++s)
+    for (const ComputeOp* op : c.ops) {
+      std::vector<Access> a;
+      for (const auto& o : op->operands) a.push_back({tensors.id(o.tensor, s), o.bytes});
+      c.by_slot[s].push_back(std::move(a));
+    }
+  return c;
+}
+
+double operand_bytes(const Phase& phase) {
+  double b = 0;
+  for (const auto& op : phase.compute)
+    for (const auto& o : op.operands) b += o.bytes;
+  return b;
+}
+
+// The hot measurement's share: the op alone, again and again, walked by the same rule
+// (memo: by the sizes of its operands, in order, which is all the walk sees of them).
+double repeated_share(const ComputeOp& op, const CacheRetention& retention, std::map<std::vector<double>, double>& memo) {
+  std::vector<double> sizes;
+  for (const auto& o : op.operands) sizes.push_back(o.bytes);
+  if (auto at = memo.find(sizes); at != memo.end()) return at->second;
+  RecencyStack alone(retention);
+  for (std::size_t i = 0; i < sizes.size(); ++i) alone.touch(int(i), sizes[i]);
+  double missed = 0, footprint = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    missed += sizes[i] - alone.cached(int(i), sizes[i]);
+    footprint += sizes[i];
+  }
+  return memo[sizes] = missed / footprint;
+}
+
+}  // namespace
+
+// A long step of a large model would cost the walk millions of uses: a stage of many
+// layers is walked with its first and last three (the layers between, identical, take
+// the shares of the third), and many micro-batches with eight (the missing ones take
+// the shares of the middle one), where that cannot change what the walk finds: where
+// three layers, or four micro-batches, touch more than the retention's horizon, nothing
+// reused across them is kept whether they are walked or not.
+std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int stage, const CacheRetention& retention,
+                                                    CacheWalkMemo* memo) {
   if (retention.distance.size() != retention.kept.size() || retention.distance.empty())
     throw Error("operand_misses: a cache retention needs (distance, kept) points");
-  const StagePlan& st = plan.stages.at(stage);
+  const StagePlan& full = plan.stages.at(stage);
   const int S = static_cast<int>(plan.stages.size()), M = plan.config.micro_batches();
-  const int slots = std::max(1, slots_needed(plan.config.schedule, S, stage, M));
+  const double horizon = retention.horizon();
+  const double per_micro = operand_bytes(full.forward) + operand_bytes(full.backward);
+  const double per_layer = per_micro / std::max(1, full.layers_count);
+  const int walked = M > 8 && 4 * per_micro >= horizon ? 8 : M;
+
+  // What decides the walk, layer numbers aside: the stage's shape, its place in the
+  // schedule, and everything that sizes its operands (the configuration less dp, pp and
+  // the micro-batch count, except where ZeRO-1 shards by dp).
+  std::string key;
+  if (memo) {
+    const TrainConfig& c = plan.config;
+    for (double v : {double(full.layers_count), double(stage == 0), double(stage == S - 1), double(std::min(S - stage, walked + 1)),
+                     double(walked), double(c.schedule == Schedule::gpipe), double(c.tp), double(c.micro_batch), double(c.hidden),
+                     double(c.heads), double(c.seq), double(c.vocab), double(c.zero1 ? c.dp : 0), c.bucket_bytes,
+                     double(c.optimizer == Optimizer::adamw), double(c.dense == DensePath::vendor), double(c.dtype == "float64")})
+      key += std::to_string(v) + ",";
+    if (auto at = memo->walks.find(key); at != memo->walks.end()) {
+      std::map<std::string, OperandMisses> out;
+      for (const auto& [relative, m] : at->second) {
+        std::string name = relative;
+        if (relative[0] == '@') {  // "@3.fc1": the stage's fourth layer
+          const auto dot = relative.find('.');
+          name = "layer" + std::to_string(full.layers_first + std::stoi(relative.substr(1, dot - 1))) + relative.substr(dot);
+        }
+        out[name] = m;
+      }
+      return out;
+    }
+  }
+
+  const StagePlan& st = full;
+  int dropped_first = -1, dropped_last = -2, representative = -1;
+  if (full.layers_count > 6 && 3 * per_layer >= horizon) {
+    dropped_first = full.layers_first + 3;
+    dropped_last = full.layers_first + full.layers_count - 4;
+    representative = full.layers_first + 2;
+  }
+  const int middle = walked / 2;
+  const int slots = std::max(1, slots_needed(plan.config.schedule, S, stage, walked));
   Tensors tensors;
-  const PhaseCalls forward = calls_of(st.forward, slots, tensors), backward = calls_of(st.backward, slots, tensors),
+  const PhaseCalls forward = calls_of(st.forward, slots, tensors, dropped_first, dropped_last),
+                   backward = calls_of(st.backward, slots, tensors, dropped_first, dropped_last),
                    optimizer = calls_of(st.optimizer, 1, tensors);
   std::vector<std::vector<Access>> received_activation, received_gradient;
   for (int s = 0; s < slots; ++s) {
@@ -147,22 +235,28 @@ std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int st
     received_gradient.push_back(accesses_of(st.receive_gradient, s, tensors));
   }
   const std::vector<Access> synced = accesses_of(st.dp_sync_operands, 0, tensors);
-  const auto actions = schedule_actions(plan.config.schedule, S, stage, M);
+  const auto actions = schedule_actions(plan.config.schedule, S, stage, walked);
 
   RecencyStack cache(retention);
-  std::map<const ComputeOp*, Tally> tally;
+  std::map<std::string, Tally> tally, middle_tally;  // by op name: all walked calls, the middle micro-batch's
   bool counting = false;
   auto touch_all = [&](const std::vector<Access>& accesses) {
     for (const auto& a : accesses) cache.touch(a.tensor, a.bytes);
   };
-  auto run = [&](const PhaseCalls& phase, int slot) {
+  auto run = [&](const PhaseCalls& phase, int slot, int micro) {
     for (std::size_t i = 0; i < phase.ops.size(); ++i) {
       const auto& operands = phase.by_slot[slot][i];
       if (counting) {
-        Tally& t = tally[phase.ops[i]];
+        Tally t;
         for (const auto& a : operands) {  // all before any is touched: the op reads them together
           t.missed += a.bytes - cache.cached(a.tensor, a.bytes);
           t.bytes += a.bytes;
+        }
+        Tally& all = tally[phase.ops[i]->name];
+        all.missed += t.missed, all.bytes += t.bytes;
+        if (micro == middle) {
+          Tally& mid = middle_tally[phase.ops[i]->name];
+          mid.missed += t.missed, mid.bytes += t.bytes;
         }
       }
       touch_all(operands);
@@ -174,33 +268,46 @@ std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int st
       const int slot = a.micro % slots;
       if (a.kind == PipelineAction::forward) {
         touch_all(received_activation[slot]);
-        run(forward, slot);
+        run(forward, slot, a.micro);
       } else {
         touch_all(received_gradient[slot]);
-        run(backward, slot);
+        run(backward, slot, a.micro);
       }
     }
     touch_all(synced);
-    run(optimizer, 0);
+    run(optimizer, 0, -1);
   }
 
   std::map<std::string, OperandMisses> out;
-  for (const auto& [op, t] : tally) {
-    if (!(t.bytes > 0)) continue;  // an op without operands: no cache state to tell
-    OperandMisses m;
-    m.in_step = t.missed / t.bytes;
-    // The hot measurement: the op alone, again and again, walked by the same rule.
-    RecencyStack alone(retention);
-    Tensors own;
-    const auto operands = accesses_of(op->operands, 0, own);
-    for (const auto& a : operands) alone.touch(a.tensor, a.bytes);
-    double missed = 0, footprint = 0;
-    for (const auto& a : operands) {
-      missed += a.bytes - alone.cached(a.tensor, a.bytes);
-      footprint += a.bytes;
+  std::map<std::vector<double>, double> repeated;  // by operand sizes: the layers repeat them
+  auto share = [&](const std::string& name) {
+    Tally t = tally.at(name);
+    if (walked < M)
+      if (auto mid = middle_tally.find(name); mid != middle_tally.end()) {
+        t.missed += (M - walked) * mid->second.missed;
+        t.bytes += (M - walked) * mid->second.bytes;
+      }
+    return t.bytes > 0 ? t.missed / t.bytes : -1.0;
+  };
+  for (const auto* phase : {&full.forward, &full.backward, &full.optimizer})
+    for (const auto& op : phase->compute) {
+      std::string walked_name = op.name;
+      const int l = layer_of(op.name);
+      if (l >= dropped_first && l <= dropped_last)
+        walked_name = "layer" + std::to_string(representative) + op.name.substr(op.name.find('.'));
+      if (!tally.count(walked_name)) continue;
+      OperandMisses m;
+      m.in_step = share(walked_name);
+      if (m.in_step < 0) continue;  // an op without operands: no cache state to tell
+      m.repeated = repeated_share(op, retention, repeated);
+      out[op.name] = m;
     }
-    m.repeated = missed / footprint;
-    out[op->name] = m;
+  if (memo) {
+    auto& relative = memo->walks[key];
+    for (const auto& [name, m] : out) {
+      const int l = layer_of(name);
+      relative[l < 0 ? name : "@" + std::to_string(l - full.layers_first) + name.substr(name.find('.'))] = m;
+    }
   }
   return out;
 }

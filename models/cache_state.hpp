@@ -47,7 +47,14 @@ struct CacheRetention {
   double horizon() const;  // beyond it nothing is kept
 };
 
+// Walks already done, for a caller that predicts many layouts of one model (the layout
+// search): stages that the walk cannot tell apart are walked once.
+struct CacheWalkMemo {
+  std::map<std::string, std::map<std::string, OperandMisses>> walks;  // by stage signature, op names stage-relative
+};
+
 // Every compute op of the stage, by name.
-std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int stage, const CacheRetention& retention);
+std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int stage, const CacheRetention& retention,
+                                                    CacheWalkMemo* memo = nullptr);
 
 }  // namespace sextant::model

@@ -20,6 +20,7 @@ LayoutSearch search_layouts(const TrainConfig& base, int ranks, const CommModel&
                             const LevelMap& levels, double memory_limit_bytes, int ranks_per_node, const SyncModel* sync) {
   if (ranks < 1) throw UsageError("--search " + std::to_string(ranks) + ": must be >= 1 ranks");
   LayoutSearch out;
+  CacheWalkMemo walks;
   for (int tp : divisors(ranks))
     for (int pp : divisors(ranks / tp)) {
       const int dp = ranks / tp / pp;
@@ -38,7 +39,7 @@ LayoutSearch search_layouts(const TrainConfig& base, int ranks, const CommModel&
           const StepPlan plan = plan_step(c);
           std::vector<std::string> notes;
           const LevelMap placed = ranks_per_node > 0 ? placed_levels(c, ranks_per_node, comm, &notes) : levels;
-          RankedLayout r{c, placed, predict_step(plan, comm, compute, placed, sync), 0};
+          RankedLayout r{c, placed, predict_step(plan, comm, compute, placed, sync, &walks), 0};
           r.prediction.notes.insert(r.prediction.notes.end(), notes.begin(), notes.end());
           for (int s = 0; s < c.pp; ++s) r.memory_bytes = std::max(r.memory_bytes, step_working_set_bytes(plan, s));
           if (memory_limit_bytes > 0 && r.memory_bytes > memory_limit_bytes) {

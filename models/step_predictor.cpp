@@ -166,7 +166,7 @@ LevelMap placed_levels(const TrainConfig& c, int ranks_per_node, const CommModel
 }
 
 StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const ComputeModel& compute,
-                            const LevelMap& levels, const SyncModel* sync) {
+                            const LevelMap& levels, const SyncModel* sync, CacheWalkMemo* walks) {
   StepPrediction out;
   const auto& cfg = plan.config;
   Coster cost(comm, compute, levels, cfg.dtype, out.notes);
@@ -182,7 +182,8 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
     out.notes.push_back("no cache retention measured and no memory level in the working-set sweep: operators costed cold");
   for (const auto& st : plan.stages) {
     StageTimes t;
-    const auto misses = cache_aware ? operand_misses(plan, st.stage, *retention) : std::map<std::string, OperandMisses>{};
+    const auto misses =
+        cache_aware ? operand_misses(plan, st.stage, *retention, walks) : std::map<std::string, OperandMisses>{};
     const auto forward_costs = cost.op_costs(st.forward, misses), backward_costs = cost.op_costs(st.backward, misses);
     for (double c : forward_costs) t.forward_compute += c;
     for (double c : backward_costs) t.backward_compute += c;

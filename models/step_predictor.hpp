@@ -65,7 +65,7 @@ struct StepPrediction {
 // sync: the partners' wait at each blocking collective (models/sync_model.hpp); none:
 // every rank is assumed to arrive at once.
 StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const ComputeModel& compute,
-                            const LevelMap& levels = {}, const SyncModel* sync = nullptr);
+                            const LevelMap& levels = {}, const SyncModel* sync = nullptr, CacheWalkMemo* walks = nullptr);
 
 // What the step predictor costs one call of `op` at, given the stage's cache state.
 double op_cost_in_step(const ComputeModel& compute, const std::string& dtype, const ComputeOp& op,
