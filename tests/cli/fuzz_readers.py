@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seeded mutation fuzzing of every reader of sextant's files.
 
-    fuzz_readers.py SEXTANT DATA_DIR [--seconds S] [--seed N] [--report-every K]
+    fuzz_readers.py SEXTANT DATA_DIR [--seconds S] [--seed N] [--report-every K] [--files results|models|both]
 
 DATA_DIR holds results/model pairs (the golden files of tests/data/golden). Each
 iteration copies one file and damages it, either in its structure (through h5py: a
@@ -196,6 +196,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--report-every", type=int, default=8, help="run report (slow: matplotlib) every K iterations")
+    ap.add_argument("--files", choices=["results", "models", "both"], default="both",
+                    help="which kind of file to damage (and so which readers to feed)")
     a = ap.parse_args()
     pairs = []
     for name in sorted(os.listdir(a.data)):
@@ -214,7 +216,7 @@ def main():
     try:
         while time.monotonic() - start < a.seconds:
             results, model = rng.choice(pairs)
-            target_is_model = rng.random() < 0.5
+            target_is_model = {"results": False, "models": True}.get(a.files, rng.random() < 0.5)
             src = model if target_is_model else results
             dst = os.path.join(work, "damaged.h5")
             shutil.copy(src, dst)
