@@ -87,6 +87,20 @@ long long MachineInfo::last_level_cache_bytes() const {
   return best;
 }
 
+long long MachineInfo::private_cache_bytes() const {
+  int last = 0;
+  for (const auto& c : caches)
+    if (c.type != "Instruction") last = std::max(last, c.level);
+  long long best = 0;
+  int best_level = 0;
+  for (const auto& c : caches)
+    if (c.type != "Instruction" && c.level < last && c.level >= best_level) {
+      best_level = c.level;
+      best = c.bytes;
+    }
+  return best;
+}
+
 MachineInfo read_machine_info() {
   MachineInfo m;
   char host[256] = {};

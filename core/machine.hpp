@@ -19,6 +19,9 @@ struct MachineInfo {
   int usable_cpus = 0;    // in this process's affinity mask
   std::vector<CacheLevel> caches;
   long long last_level_cache_bytes() const;
+  // The largest data cache below the last level (L2 where there are three): what a core
+  // keeps to itself. 0 where the OS names a single level.
+  long long private_cache_bytes() const;
 };
 
 MachineInfo read_machine_info();

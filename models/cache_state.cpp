@@ -5,6 +5,7 @@
 #include <cmath>
 #include <list>
 #include <unordered_map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -23,18 +24,23 @@ class RecencyStack {
  public:
   explicit RecencyStack(const CacheRetention& retention) : retention_(retention), horizon_(retention.horizon()) {}
 
-  // The bytes of `bytes` of a tensor still cached (at most what its last use touched).
-  double cached(int tensor, double bytes) const {
+  struct Found {
+    double cached = 0, near = 0;  // bytes still cached, and of them still in the private caches
+  };
+  // What is left of `bytes` of a tensor (at most what its last use touched): the share
+  // kept at its depth, and near where all of it lies within the private caches' reach.
+  Found cached(int tensor, double bytes) const {
     double depth = 0;
     for (const auto& e : order_) {  // most recent first
       if (e.tensor == tensor) {
         const double b = std::min(bytes, e.bytes);
-        return b * retention_.kept_at(depth + b / 2);
+        const double near = std::clamp(retention_.near_bytes - depth, 0.0, b);
+        return {b * retention_.kept_at(depth + b / 2), near};
       }
       depth += e.bytes;
       if (depth >= horizon_) break;
     }
-    return 0;
+    return {};
   }
 
   // A use that touches part of a tensor (the rows an embedding looks up) moves what the
@@ -102,7 +108,7 @@ std::vector<Access> accesses_of(const std::vector<Operand>& operands, int slot, 
 }
 
 struct Tally {
-  double missed = 0, bytes = 0;
+  double missed = 0, near = 0, bytes = 0;
 };
 
 }  // namespace
@@ -123,6 +129,11 @@ double CacheRetention::horizon() const { return distance.empty() ? 0 : distance.
 double OperandMisses::cold_weight() const {
   if (repeated >= 1) return 1;  // the hot measurement already had every byte from memory
   return std::clamp((in_step - repeated) / (1 - repeated), 0.0, 1.0);
+}
+
+double OperandMisses::far_weight() const {
+  if (!(near_repeated > 0)) return 0;  // no private caches known (near_bytes 0): nothing to weigh
+  return std::clamp((near_repeated - near_in_step) / near_repeated, 0.0, 1.0);
 }
 
 namespace {
@@ -156,20 +167,24 @@ double operand_bytes(const Phase& phase) {
   return b;
 }
 
-// The hot measurement's share: the op alone, again and again, walked by the same rule
-// (memo: by the sizes of its operands, in order, which is all the walk sees of them).
-double repeated_share(const ComputeOp& op, const CacheRetention& retention, std::map<std::vector<double>, double>& memo) {
+// The hot measurement's shares (missed, near): the op alone, again and again, walked by
+// the same rule (memo: by the sizes of its operands, in order, which is all the walk
+// sees of them).
+std::pair<double, double> repeated_shares(const ComputeOp& op, const CacheRetention& retention,
+                                          std::map<std::vector<double>, std::pair<double, double>>& memo) {
   std::vector<double> sizes;
   for (const auto& o : op.operands) sizes.push_back(o.bytes);
   if (auto at = memo.find(sizes); at != memo.end()) return at->second;
   RecencyStack alone(retention);
   for (std::size_t i = 0; i < sizes.size(); ++i) alone.touch(int(i), sizes[i]);
-  double missed = 0, footprint = 0;
+  double missed = 0, near = 0, footprint = 0;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    missed += sizes[i] - alone.cached(int(i), sizes[i]);
+    const auto found = alone.cached(int(i), sizes[i]);
+    missed += sizes[i] - found.cached;
+    near += found.near;
     footprint += sizes[i];
   }
-  return memo[sizes] = missed / footprint;
+  return memo[sizes] = {missed / footprint, near / footprint};
 }
 
 }  // namespace
@@ -249,14 +264,16 @@ std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int st
       if (counting) {
         Tally t;
         for (const auto& a : operands) {  // all before any is touched: the op reads them together
-          t.missed += a.bytes - cache.cached(a.tensor, a.bytes);
+          const auto found = cache.cached(a.tensor, a.bytes);
+          t.missed += a.bytes - found.cached;
+          t.near += found.near;
           t.bytes += a.bytes;
         }
         Tally& all = tally[phase.ops[i]->name];
-        all.missed += t.missed, all.bytes += t.bytes;
+        all.missed += t.missed, all.near += t.near, all.bytes += t.bytes;
         if (micro == middle) {
           Tally& mid = middle_tally[phase.ops[i]->name];
-          mid.missed += t.missed, mid.bytes += t.bytes;
+          mid.missed += t.missed, mid.near += t.near, mid.bytes += t.bytes;
         }
       }
       touch_all(operands);
@@ -279,15 +296,16 @@ std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int st
   }
 
   std::map<std::string, OperandMisses> out;
-  std::map<std::vector<double>, double> repeated;  // by operand sizes: the layers repeat them
-  auto share = [&](const std::string& name) {
+  std::map<std::vector<double>, std::pair<double, double>> repeated;  // by operand sizes: the layers repeat them
+  auto shares = [&](const std::string& name) {  // (missed, near); missed < 0: no operands
     Tally t = tally.at(name);
     if (walked < M)
       if (auto mid = middle_tally.find(name); mid != middle_tally.end()) {
         t.missed += (M - walked) * mid->second.missed;
+        t.near += (M - walked) * mid->second.near;
         t.bytes += (M - walked) * mid->second.bytes;
       }
-    return t.bytes > 0 ? t.missed / t.bytes : -1.0;
+    return t.bytes > 0 ? std::pair{t.missed / t.bytes, t.near / t.bytes} : std::pair{-1.0, 0.0};
   };
   for (const auto* phase : {&full.forward, &full.backward, &full.optimizer})
     for (const auto& op : phase->compute) {
@@ -297,9 +315,10 @@ std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int st
         walked_name = "layer" + std::to_string(representative) + op.name.substr(op.name.find('.'));
       if (!tally.count(walked_name)) continue;
       OperandMisses m;
-      m.in_step = share(walked_name);
+      std::tie(m.in_step, m.near_in_step) = shares(walked_name);
       if (m.in_step < 0) continue;  // an op without operands: no cache state to tell
-      m.repeated = repeated_share(op, retention, repeated);
+      std::tie(m.repeated, m.near_repeated) = repeated_shares(op, retention, repeated);
+      for (const auto& o : op.operands) m.bytes += o.bytes;
       out[op.name] = m;
     }
   if (memo) {

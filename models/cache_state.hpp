@@ -17,12 +17,21 @@
 // recent, and applying the idle loss to the steps over-predicted them (small model +8
 // to +16%, large +15 to +27%).
 //
-// The train suite measures every kernel of the plan twice: run again and again on the
-// same operands (hot: cached as far as the kernel's own footprint allows) and after
-// streaming more than the last-level cache through (cold: every operand from memory).
-// The step predictor costs an operator between the two: the weight of the cold time is
-// how far the step's share of missed bytes lies from the hot measurement's own share
-// toward all of them.
+// The train suite measures every kernel of the plan three times: run again and again on
+// the same operands (hot: cached as far as the kernel's own footprint allows), after
+// streaming 4 x the cores' private caches through (warm: the operands in the shared
+// last level, none near the core), and after streaming more than the last-level cache
+// through (cold: every operand from memory). The step predictor costs an operator from
+// hot toward warm by the share of its operand bytes the step no longer finds near (the
+// reuse distance beyond the private caches: on a 2-vCPU Zen 3 guest a GEMM whose
+// operands fit its L2 took 1.2-1.4x its hot time inside a step, its warm time within
+// 5%), and adds the bytes it misses beyond the hot run's at what a missed byte cost the
+// retention probe's read. The cold time is not that: after a flush of 4 x the last level
+// a kernel also finds its page tables and its own workspaces (a BLAS's packing buffers)
+// evicted, which inside a step stay cached (the large model's GEMMs, their weights from
+// memory, took 0.17 of the way from warm to cold); it is the reference only where no
+// probe ran: then the weight of the cold time is how far the step's share of missed bytes
+// lies from the hot measurement's own share toward all of them.
 #include <map>
 #include <string>
 #include <vector>
@@ -34,8 +43,13 @@ namespace sextant::model {
 struct OperandMisses {
   double in_step = 0;   // share of the operand bytes from beyond the caches, over the step's calls
   double repeated = 0;  // the same share when the kernel runs back to back (the hot measurement)
+  double near_in_step = 0, near_repeated = 0;  // the shares found in the private caches
+  double bytes = 0;                             // operand bytes of one call
   // Where the step puts the operator between its hot (0) and cold (1) measurement.
   double cold_weight() const;
+  // Where it puts it between hot (0) and warm (1): how far the step's near share lies
+  // from the hot measurement's toward none (0 where the private caches' size is unknown).
+  double far_weight() const;
 };
 
 // What a rank keeps of its data after d distinct bytes of other data: (distance, share
@@ -43,6 +57,8 @@ struct OperandMisses {
 // between points, the first share before the first point and 0 beyond the last.
 struct CacheRetention {
   std::vector<double> distance, kept;
+  double near_bytes = 0;  // the private caches: reused within this distance, data is near (0: unknown)
+  double miss_seconds_per_byte = 0;  // what a byte from beyond the caches costs the probe's read (0: unknown)
   double kept_at(double distance_bytes) const;
   double horizon() const;  // beyond it nothing is kept
 };

@@ -64,6 +64,17 @@ void read_curve(const h5::Group& g, const std::string& x_name, const std::string
 CacheRetention read_retention(const h5::Group& g) {
   CacheRetention r;
   read_curve(g, "distance_bytes", "kept", r.distance, r.kept);
+  if (g.has("median") && g.has_attr("probe_bytes")) {  // a results file: the probe's own times
+    const auto t = g.dataset("median").read_doubles();
+    const double probe = double(g.attr_int("probe_bytes"));
+    if (t.size() == r.distance.size() && probe > 0)
+      r.miss_seconds_per_byte = std::max(0.0, t.back() - *std::min_element(t.begin(), t.end())) / probe;
+  }
+  if (g.has_attr("miss_seconds_per_byte")) r.miss_seconds_per_byte = g.attr_double("miss_seconds_per_byte");
+  if (g.has_attr("near_bytes")) {
+    r.near_bytes = g.attr_double("near_bytes");
+    require_value(std::isfinite(r.near_bytes) && r.near_bytes >= 0, g, "near_bytes " + format_value(r.near_bytes) + " (finite, >= 0)");
+  }
   return r;
 }
 
@@ -321,6 +332,8 @@ void ComputeModel::write_into(h5::Group& root) const {
     h5::Group r = c.create_group("retention");
     r.write("distance_bytes", retention.distance);
     r.write("kept", retention.kept);
+    if (retention.near_bytes > 0) r.set_attr("near_bytes", retention.near_bytes);
+    if (retention.miss_seconds_per_byte > 0) r.set_attr("miss_seconds_per_byte", retention.miss_seconds_per_byte);
   }
 }
 
@@ -358,10 +371,26 @@ std::optional<ComputeModel::CacheBounds> ComputeModel::cache_bounds(const std::s
   }
   const KernelPoint* cold = measured(op, dtype, shape);
   if (!cold || !(cold->flush_bytes > 0)) return std::nullopt;
-  for (const auto& p : points)
-    if (p.flush_bytes == 0 && p.kernel == op && p.dtype == dtype && p.shape == cold->shape)
-      return CacheBounds{p.seconds, cold->seconds};
-  return std::nullopt;
+  std::optional<CacheBounds> out;
+  const KernelPoint* warm = nullptr;
+  for (const auto& p : points) {
+    if (p.kernel != op || p.dtype != dtype || p.shape != cold->shape) continue;
+    if (p.flush_bytes == 0) out = CacheBounds{p.seconds, cold->seconds, std::nullopt};
+    if (p.flush_bytes > 0 && p.flush_bytes < cold->flush_bytes && (!warm || p.flush_bytes > warm->flush_bytes)) warm = &p;
+  }
+  if (out && warm) out->warm = warm->seconds;
+  if (out) out->miss_seconds_per_byte = retention.miss_seconds_per_byte;
+  return out;
+}
+
+double ComputeModel::CacheBounds::in_step(const OperandMisses& m) const {
+  // Noise can put a warm median outside [hot, cold]: the cost stays monotone in the misses.
+  const double w = warm ? std::clamp(*warm, std::min(hot, cold), std::max(hot, cold)) : hot;
+  const double near_lost = warm && m.near_repeated > 0 ? m.far_weight() * (w - hot) : 0;
+  if (miss_seconds_per_byte > 0)  // the bytes the step misses beyond the hot run's, at the probe's cost
+    return hot + near_lost + std::max(0.0, m.in_step - m.repeated) * m.bytes * miss_seconds_per_byte;
+  if (!warm || !(m.near_repeated > 0)) return hot + m.cold_weight() * (cold - hot);  // two states to weigh
+  return hot + near_lost + m.cold_weight() * (cold - w);
 }
 
 bool ComputeModel::has_cache_bounds() const {

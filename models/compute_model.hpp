@@ -87,13 +87,18 @@ struct ComputeModel {
   Estimate predict(const std::string& op, const std::string& dtype, double flops, double bytes,
                    const std::string& family = "", const std::string& shape = "") const;
 
-  // A shape measured both hot (back to back) and cold (after a flush): the train suite
-  // measures its plan's kernels so, and the step predictor costs each call between the
-  // two by the cache state the step leaves it (models/cache_state.hpp). Where a shape
-  // was measured once, or several times, predict() answers with the most flushed one.
-  // Without the measurements (use_points false), the two operator model sets answer.
+  // A shape measured both hot (back to back) and cold (after the largest flush), and
+  // warm where a smaller flush was measured too: the train suite measures its plan's
+  // kernels so, and the step predictor costs each call between them by the cache state
+  // the step leaves it (models/cache_state.hpp). Where a shape was measured once, or
+  // several times, predict() answers with the most flushed one. Without the
+  // measurements (use_points false), the hot and cold operator model sets answer.
   struct CacheBounds {
     double hot = 0, cold = 0;
+    std::optional<double> warm;
+    double miss_seconds_per_byte = 0;
+    // The cost of a call that meets its operands as the walk found them.
+    double in_step(const OperandMisses& m) const;
   };
   std::optional<CacheBounds> cache_bounds(const std::string& op, const std::string& dtype, const std::string& shape,
                                           double flops = 0, double bytes = 0, const std::string& family = "") const;

@@ -46,9 +46,7 @@ class Coster {
       }
       const OpCost& c = at->second;
       const auto m = misses.find(op.name);
-      out.push_back(c.bounds && m != misses.end()
-                        ? c.bounds->hot + m->second.cold_weight() * (c.bounds->cold - c.bounds->hot)
-                        : c.seconds);
+      out.push_back(c.bounds && m != misses.end() ? c.bounds->in_step(m->second) : c.seconds);
     }
     return out;
   }
@@ -142,7 +140,7 @@ double op_cost_in_step(const ComputeModel& compute, const std::string& dtype, co
   const std::string& kernel = op.kernel.empty() ? op.family : op.kernel;
   const auto bounds = compute.cache_bounds(kernel, dtype, op.shape, op.flops, op.bytes, op.family);
   const auto m = misses.find(op.name);
-  if (bounds && m != misses.end()) return bounds->hot + m->second.cold_weight() * (bounds->cold - bounds->hot);
+  if (bounds && m != misses.end()) return bounds->in_step(m->second);
   return compute.predict(kernel, dtype, op.flops, op.bytes, op.family, op.shape).seconds;
 }
 

@@ -62,6 +62,13 @@ void gather(const void* in, int count, MPI_Datatype type, void* out, int root, M
   wait(r, mode);
 }
 
+bool any_rank(bool mine, MPI_Comm comm, WaitMode mode) {
+  const int in = mine ? 1 : 0;
+  int out = 0;
+  allreduce(&in, &out, 1, MPI_INT, MPI_LOR, comm, mode);
+  return out != 0;
+}
+
 int comm_rank(MPI_Comm comm) {
   int r = 0;
   SEXTANT_MPI_CHECK(MPI_Comm_rank(comm, &r));

@@ -34,6 +34,9 @@ void allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op o
 void gather(const void* in, int count, MPI_Datatype type, void* out, int root, MPI_Comm comm,
             WaitMode mode);
 
+// True on every rank when it is true on any (a collective).
+bool any_rank(bool mine, MPI_Comm comm, WaitMode mode);
+
 int comm_rank(MPI_Comm comm);
 int comm_size(MPI_Comm comm);
 

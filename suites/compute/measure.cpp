@@ -142,16 +142,20 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
         }
         if (o.synchronize) o.synchronize();
         for (int w = 0; w < o.warmup; ++w) instance->run();
+        const bool flushed = flush_view.extent(0) > 0;
+        const bool lockstep = flushed && o.agree_more;
         const double start = now_seconds();
-        for (;;) {
-          if (flush_view.extent(0) > 0) flush_caches(flush_view);
+        for (bool more = true;;) {
+          if (flushed) flush_caches(flush_view);
+          if (lockstep && !o.agree_more(more)) break;
           const double t0 = now_seconds();
           instance->run();  // fences before returning
           m.seconds.push_back(now_seconds() - t0);
           auto reason = stats::should_stop(rule, m.seconds, now_seconds() - start);
           if (reason && m.seconds.size() >= o.min_runs) {
-            m.stop_reason = *reason;
-            break;
+            if (more) m.stop_reason = *reason;  // the first reason this rank had
+            more = false;
+            if (!lockstep) break;
           }
         }
         m.summary = stats::summarize(m.seconds);
@@ -296,6 +300,7 @@ CacheRetention measure_cache_retention(const RetentionOptions& o) {
   const long long llc = machine.last_level_cache_bytes() > 0 ? machine.last_level_cache_bytes() : 64LL << 20;
   CacheRetention out;
   out.probe_bytes = o.probe_bytes > 0 ? o.probe_bytes : std::max<long long>(2 * l2, 256 << 10);
+  out.near_bytes = machine.private_cache_bytes() * Exec().concurrency();
   const long long max_distance = o.max_distance > 0 ? o.max_distance : std::min(4 * llc, o.cap_bytes);
   const int per_octave = o.quick ? 1 : 2;
   std::vector<long long> distances{0};

@@ -54,6 +54,12 @@ struct MeasureOptions {
   // barrier, so that the ranks of a node measure every case at the same time, sharing
   // the last-level cache and the memory as the ranks of a step do.
   std::function<void()> synchronize;
+  // A collective: true while any rank wants more runs of the case. When set, the ranks
+  // measure a flushed case in lockstep (all flush, agree, all run), so that no rank's
+  // flush streams through a shared cache while another's kernel runs (a kernel then
+  // finds its operands evicted by its own traffic, not its neighbour's: on a 2-vCPU
+  // Zen 3 guest that doubled the time of a 2 ms GEMM). Hot cases run freely.
+  std::function<bool(bool)> agree_more;
 
   static stats::StopRule quick_rule() { return {0.05, 0.12, 5, 200}; }
   static stats::StopRule standard_rule() { return {0.02, 1.0, 10, 1000}; }
@@ -164,6 +170,9 @@ struct RetentionPoint {
 
 struct CacheRetention {
   long long probe_bytes = 0;
+  // What the rank's cores keep to themselves (their private caches, the L2 of each
+  // thread's core): data reused within it is as near as in a hot run.
+  long long near_bytes = 0;
   std::vector<RetentionPoint> points;  // ascending distance; the first at 0
 };
 

@@ -111,6 +111,7 @@ void write_sweep(ResultsFile& file, const WorkingSetSweep& sweep) {
 void write_retention(ResultsFile& file, const CacheRetention& r) {
   h5::Group g = file.group("compute/retention");
   g.set_attr("probe_bytes", std::int64_t{r.probe_bytes});
+  if (r.near_bytes > 0) g.set_attr("near_bytes", std::int64_t{r.near_bytes});
   std::vector<double> distance, seconds, kept;
   for (const auto& p : r.points) {
     distance.push_back(double(p.distance));
@@ -157,7 +158,8 @@ nlohmann::json to_json(const std::vector<KernelMeasurement>& kernels, const Work
     kept.push_back({{"distance_bytes", p.distance}, {"median_s", p.seconds}, {"kept", p.kept}});
   return {{"kernels", std::move(k)},
           {"working_set_sweep", std::move(curves)},
-          {"cache_retention", {{"probe_bytes", retention.probe_bytes}, {"points", std::move(kept)}}}};
+          {"cache_retention",
+           {{"probe_bytes", retention.probe_bytes}, {"near_bytes", retention.near_bytes}, {"points", std::move(kept)}}}};
 }
 
 // Does a kernel run faster than the peak kernel of its dtype? Then the peak was measured
@@ -262,6 +264,7 @@ long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFil
   // its last-level cache and memory, as in a step); waits yield when oversubscribed.
   WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
   o.kernels.synchronize = o.sweep.synchronize = o.retention.synchronize = [wait] { barrier(MPI_COMM_WORLD, wait); };
+  o.kernels.agree_more = [wait](bool more) { return any_rank(more, MPI_COMM_WORLD, wait); };
   o.retention.progress = o.sweep.progress;
   o.retention.quick = o.sweep.quick;
   barrier(MPI_COMM_WORLD, wait);

@@ -34,14 +34,17 @@ std::vector<SweepEntry> chosen_sweep(int ranks, const PipelineOptions& o) {
   return sweep;
 }
 
-// The kernels of every plan at their shapes, each measured twice: back to back on the
-// same operands (hot) and after streaming 4 x the last-level cache through (cold; 32
-// MiB where a VM reports a host's huge L3); the step predictor costs each call between
-// the two by the cache state of the step (models/cache_state.hpp). And peak_fma for the
-// ceilings.
+// The kernels of every plan at their shapes, each measured three times: back to back on
+// the same operands (hot), after streaming 4 x the rank's private caches through (warm:
+// the operands in the last level only; left out where that is no less than the last
+// level) and after streaming 4 x the last-level cache through (cold; 32 MiB where a VM
+// reports a host's huge L3); the step predictor costs each call between them by the
+// cache state of the step (models/cache_state.hpp). And peak_fma for the ceilings.
 void add_plan_kernels(const Runtime& rt, const std::vector<SweepEntry>& sweep, compute::MeasureOptions& kernels) {
   const long long llc = rt.machine().last_level_cache_bytes();
   kernels.flush_bytes = 4 * std::max<long long>(llc > (64LL << 20) ? 8LL << 20 : llc, 1LL << 20);
+  const long long warm_flush = 4 * rt.machine().private_cache_bytes() * rt.threads_per_rank();
+  const bool warm = warm_flush > 0 && 2 * warm_flush <= kernels.flush_bytes;
   if (!kernels.kernels.empty()) return;  // the user chose the kernels
   std::set<std::string> names{"peak_fma"};
   std::set<std::pair<std::string, std::string>> cases;
@@ -55,6 +58,7 @@ void add_plan_kernels(const Runtime& rt, const std::vector<SweepEntry>& sweep, c
               names.insert(k);
               kernels.cases.push_back({k, op.shape, 0});
               kernels.cases.push_back({k, op.shape, kernels.flush_bytes});
+              if (warm) kernels.cases.push_back({k, op.shape, warm_flush});
             }
   }
   kernels.kernels.assign(names.begin(), names.end());

@@ -43,10 +43,11 @@ model::TrainConfig model_size(const std::string& size) {
 }
 
 // Rank 0's kernels by total time: mean seconds per call inside the step; the compute
-// suite's measurements of the same kernel and shape, hot (back to back) and cold (after
-// a flush), from the model file; what the step predictor costs a call at in the step
-// (between the two by the cache state, the mean over the stage's calls of that shape),
-// and the ratio of the step's time to it.
+// suite's measurements of the same kernel and shape, hot (back to back), warm (after
+// the private caches were flushed) and cold (after the last level was), from the model
+// file; what the step predictor costs a call at in the step (between them by the cache
+// state, the mean over the stage's calls of that shape), and the ratio of the step's
+// time to it; then the same over every kernel the model costs.
 void print_kernel_profile(const TrainResult& r, const model::ComputeModel& compute, const model::TrainConfig& config) {
   const auto plan = model::plan_step(config);
   const auto retention = compute.cache_retention();
@@ -55,9 +56,10 @@ void print_kernel_profile(const TrainResult& r, const model::ComputeModel& compu
                           : std::map<std::string, model::OperandMisses>{};
   std::vector<std::pair<std::string, std::pair<double, long>>> ks(r.kernels.begin(), r.kernels.end());
   std::sort(ks.begin(), ks.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  std::printf("  %-58s %6s %11s %9s %9s %11s %7s\n", "kernel shape (rank 0, by total time)", "calls", "in step(us)",
-              "hot(us)", "cold(us)", "predicted", "ratio");
-  for (std::size_t i = 0; i < ks.size() && i < 10; ++i) {
+  std::printf("  %-58s %6s %11s %9s %9s %9s %11s %7s\n", "kernel shape (rank 0, by total time)", "calls",
+              "in step(us)", "hot(us)", "warm(us)", "cold(us)", "predicted", "ratio");
+  double total[5] = {0, 0, 0, 0, 0};  // in the step, hot, warm, cold, predicted
+  for (std::size_t i = 0; i < ks.size(); ++i) {
     const auto& [key, v] = ks[i];
     const double mean = v.first / static_cast<double>(v.second);
     const auto space = key.find(' ');
@@ -72,15 +74,27 @@ void print_kernel_profile(const TrainResult& r, const model::ComputeModel& compu
         predicted += model::op_cost_in_step(compute, config.dtype, op, misses);
         ++calls;
       }
-    if (e.model != "measured" || calls == 0) {
-      std::printf("  %-58s %6ld %11.2f %9s %9s %11s %7s\n", key.substr(0, 58).c_str(), v.second, mean * 1e6, "-", "-", "-",
-                  "-");
+    const bool costed = e.model == "measured" && calls > 0;
+    predicted /= std::max(calls, 1);
+    const double hot = bounds ? bounds->hot : e.seconds;
+    const double warm = bounds && bounds->warm ? *bounds->warm : std::nan("");
+    if (costed) {
+      const double n = static_cast<double>(v.second);
+      total[0] += v.first, total[1] += n * hot, total[2] += n * (std::isnan(warm) ? hot : warm);
+      total[3] += n * e.seconds, total[4] += n * predicted;
+    }
+    if (i >= 10) continue;
+    if (!costed) {
+      std::printf("  %-58s %6ld %11.2f %9s %9s %9s %11s %7s\n", key.substr(0, 58).c_str(), v.second, mean * 1e6, "-", "-",
+                  "-", "-", "-");
       continue;
     }
-    predicted /= calls;
-    std::printf("  %-58s %6ld %11.2f %9.2f %9.2f %11.2f %7.2f\n", key.substr(0, 58).c_str(), v.second, mean * 1e6,
-                bounds ? bounds->hot * 1e6 : e.seconds * 1e6, e.seconds * 1e6, predicted * 1e6, mean / predicted);
+    std::printf("  %-58s %6ld %11.2f %9.2f %9.2f %9.2f %11.2f %7.2f\n", key.substr(0, 58).c_str(), v.second, mean * 1e6,
+                hot * 1e6, warm * 1e6, e.seconds * 1e6, predicted * 1e6, mean / predicted);
   }
+  if (total[4] > 0)
+    std::printf("  %-58s %6s %11.0f %9.0f %9.0f %9.0f %11.0f %7.2f\n", "all kernels the model costs (us, all steps)", "",
+                total[0] * 1e6, total[1] * 1e6, total[2] * 1e6, total[3] * 1e6, total[4] * 1e6, total[0] / total[4]);
 }
 
 // The machine's speed now against the model, on every rank: the peak kernel at the
@@ -379,6 +393,7 @@ std::optional<double> check_operator_drift(Runtime& rt, compute::MeasureOptions 
   cases.kernels.assign(operators.begin(), operators.end());
   const WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
   cases.synchronize = [wait] { barrier(MPI_COMM_WORLD, wait); };  // as the suite measured them
+  cases.agree_more = [wait](bool more) { return any_rank(more, MPI_COMM_WORLD, wait); };
   barrier(MPI_COMM_WORLD, wait);
   const auto again = compute::measure_kernels(cases);
   barrier(MPI_COMM_WORLD, wait);

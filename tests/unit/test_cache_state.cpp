@@ -157,4 +157,66 @@ TEST(CacheState, ThePredictorCostsEachCallBetweenItsMeasurements) {
   EXPECT_DOUBLE_EQ(compute.predict("stream_copy", "float32", 0, 120, "stream", "n=f3").seconds, 3e-3);
 }
 
+TEST(CacheState, NearSharesAndTheWarmMeasurementWorkedByHand) {
+  // The step of SharesOfAStepWorkedByHand, everything kept (up to 1000 bytes) but only
+  // 100 bytes near (the private caches). Of a tensor at depth d, min(b, 100 - d) is near.
+  // Second step, from the stack A, C, B:
+  //   f1: A at 0: 60 near; B at 120: none -> 1/2.  Stack B, A, C.
+  //   f2: B at 0: 60; C at 120: none -> 1/2.  Stack C, B, A.
+  //   f3: A at 120: none -> 0.
+  // Back to back f1 finds B at 0 (60) and A at 60 (40): 5/6; f3 finds A at 0: 1. The
+  // weight toward warm is how far the step's near share lies from that toward none:
+  // f1 (5/6 - 1/2) / (5/6) = 0.4, f3 1. Nothing misses every cache: no weight of cold.
+  const auto plan = one_stage(1, Schedule::one_f_one_b,
+                              {op("f1", {{"A", 60}, {"B", 60}}), op("f2", {{"B", 60}, {"C", 60}}), op("f3", {{"A", 60}})}, {});
+  CacheRetention retention = up_to(1000);
+  retention.near_bytes = 100;
+  const auto m = operand_misses(plan, 0, retention);
+  EXPECT_DOUBLE_EQ(m.at("f1").near_in_step, 0.5);
+  EXPECT_DOUBLE_EQ(m.at("f2").near_in_step, 0.5);
+  EXPECT_DOUBLE_EQ(m.at("f3").near_in_step, 0);
+  EXPECT_DOUBLE_EQ(m.at("f1").near_repeated, 5.0 / 6);
+  EXPECT_DOUBLE_EQ(m.at("f3").near_repeated, 1);
+  EXPECT_NEAR(m.at("f1").far_weight(), 0.4, 1e-15);
+  EXPECT_DOUBLE_EQ(m.at("f3").far_weight(), 1);
+  for (const char* name : {"f1", "f2", "f3"}) EXPECT_DOUBLE_EQ(m.at(name).cold_weight(), 0) << name;
+  // f3 measured hot (1 ms), warm (2 ms, after a small flush) and cold (4 ms): it meets
+  // its operand in the last level only: the warm time.
+  ComputeModel compute;
+  compute.ceilings.peak_flops["float32"] = 1e12;
+  compute.ceilings.memory = {{"L1", 1, 100, 1e12, 4}, {"DRAM", 400, 1e12, 1e10, 4}};
+  compute.retention = retention;
+  for (const auto& [seconds, flush] : {std::pair{1e-3, 0.0}, {2e-3, 400.0}, {4e-3, double(1 << 20)}})
+    compute.points.push_back({"stream_copy", "stream", "float32", "n=f3", 0, 60, seconds, flush});
+  const auto bounds = compute.cache_bounds("stream_copy", "float32", "n=f3");
+  ASSERT_TRUE(bounds && bounds->warm);
+  EXPECT_DOUBLE_EQ(*bounds->warm, 2e-3);
+  EXPECT_NEAR(predict_step(plan, CommModel{}, compute).stages[0].forward_compute, 2e-3, 1e-15);
+  // Without the private caches' size the warm measurement has no share to weigh: the
+  // step is costed as before, between hot and cold (kept: the hot time).
+  compute.retention.near_bytes = 0;
+  EXPECT_NEAR(predict_step(plan, CommModel{}, compute).stages[0].forward_compute, 1e-3, 1e-15);
+}
+
+TEST(CacheState, MissedBytesCostWhatTheProbeMeasured) {
+  // f3 of the hand-worked step with everything kept up to 140 bytes: A (60 bytes) lies at
+  // 120 (+ 30): gone; alone it is kept. With the probe's cost of a missed byte, 1 us, f3
+  // costs its warm time (nothing near: f = 1) plus 60 us, whatever the cold time.
+  const auto plan = one_stage(1, Schedule::one_f_one_b,
+                              {op("f1", {{"A", 60}, {"B", 60}}), op("f2", {{"B", 60}, {"C", 60}}), op("f3", {{"A", 60}})}, {});
+  ComputeModel compute;
+  compute.ceilings.peak_flops["float32"] = 1e12;
+  compute.ceilings.memory = {{"L1", 1, 100, 1e12, 4}, {"DRAM", 400, 1e12, 1e10, 4}};
+  compute.retention = up_to(140);
+  compute.retention.near_bytes = 100;
+  compute.retention.miss_seconds_per_byte = 1e-6;
+  for (const auto& [seconds, flush] : {std::pair{1e-3, 0.0}, {2e-3, 400.0}, {9e-3, double(1 << 20)}})
+    compute.points.push_back({"stream_copy", "stream", "float32", "n=f3", 0, 60, seconds, flush});
+  const auto m = operand_misses(plan, 0, compute.retention);
+  EXPECT_DOUBLE_EQ(m.at("f3").in_step, 1);
+  EXPECT_DOUBLE_EQ(m.at("f3").repeated, 0);
+  EXPECT_DOUBLE_EQ(m.at("f3").bytes, 60);
+  EXPECT_NEAR(predict_step(plan, CommModel{}, compute).stages[0].forward_compute, 2e-3 + 60e-6, 1e-15);
+}
+
 }  // namespace
