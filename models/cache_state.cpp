@@ -29,13 +29,16 @@ class RecencyStack {
   };
   // What is left of `bytes` of a tensor (at most what its last use touched): the share
   // kept at its depth, and near where all of it lies within the private caches' reach.
+  // Other tenants' traffic since the tensor's last use adds to its depth in the shared
+  // caches (not in the private ones).
   Found cached(int tensor, double bytes) const {
     double depth = 0;
     for (const auto& e : order_) {  // most recent first
       if (e.tensor == tensor) {
         const double b = std::min(bytes, e.bytes);
         const double near = std::clamp(retention_.near_bytes - depth, 0.0, b);
-        return {b * retention_.kept_at(depth + b / 2), near};
+        const double neighbours = retention_.neighbour_bytes_per_second * (now_ - e.time);
+        return {b * retention_.kept_at(depth + neighbours + b / 2), near};
       }
       depth += e.bytes;
       if (depth >= horizon_) break;
@@ -49,10 +52,11 @@ class RecencyStack {
     if (auto at = where_.find(tensor); at != where_.end()) {
       total_ -= at->second->bytes;
       at->second->bytes = std::max(bytes, at->second->bytes);
+      at->second->time = now_;
       total_ += at->second->bytes;
       order_.splice(order_.begin(), order_, at->second);  // the same node, to the front
     } else {
-      order_.push_front({tensor, bytes});
+      order_.push_front({tensor, bytes, now_});
       where_[tensor] = order_.begin();
       total_ += bytes;
     }
@@ -63,13 +67,16 @@ class RecencyStack {
     }
   }
 
+  void advance(double seconds) { now_ += seconds; }
+
  private:
   struct Entry {
     int tensor;
     double bytes;
+    double time;  // of the last use
   };
   const CacheRetention& retention_;
-  double horizon_, total_ = 0;
+  double horizon_, total_ = 0, now_ = 0;
   std::list<Entry> order_;
   std::unordered_map<int, std::list<Entry>::iterator> where_;
 };
@@ -170,13 +177,16 @@ double operand_bytes(const Phase& phase) {
 // The hot measurement's shares (missed, near): the op alone, again and again, walked by
 // the same rule (memo: by the sizes of its operands, in order, which is all the walk
 // sees of them).
-std::pair<double, double> repeated_shares(const ComputeOp& op, const CacheRetention& retention,
+std::pair<double, double> repeated_shares(const ComputeOp& op, double seconds, const CacheRetention& retention,
                                           std::map<std::vector<double>, std::pair<double, double>>& memo) {
   std::vector<double> sizes;
   for (const auto& o : op.operands) sizes.push_back(o.bytes);
-  if (auto at = memo.find(sizes); at != memo.end()) return at->second;
+  std::vector<double> key = sizes;
+  key.push_back(seconds);
+  if (auto at = memo.find(key); at != memo.end()) return at->second;
   RecencyStack alone(retention);
   for (std::size_t i = 0; i < sizes.size(); ++i) alone.touch(int(i), sizes[i]);
+  alone.advance(seconds);
   double missed = 0, near = 0, footprint = 0;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const auto found = alone.cached(int(i), sizes[i]);
@@ -184,7 +194,7 @@ std::pair<double, double> repeated_shares(const ComputeOp& op, const CacheRetent
     near += found.near;
     footprint += sizes[i];
   }
-  return memo[sizes] = {missed / footprint, near / footprint};
+  return memo[key] = {missed / footprint, near / footprint};
 }
 
 }  // namespace
@@ -196,7 +206,14 @@ std::pair<double, double> repeated_shares(const ComputeOp& op, const CacheRetent
 // three layers, or four micro-batches, touch more than the retention's horizon, nothing
 // reused across them is kept whether they are walked or not.
 std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int stage, const CacheRetention& retention,
-                                                    CacheWalkMemo* memo) {
+                                                    CacheWalkMemo* memo, const OpSeconds& seconds) {
+  std::unordered_map<const ComputeOp*, double> seconds_of;  // each op once: the layers repeat them
+  auto time_of = [&](const ComputeOp& op) {
+    if (!seconds || !(retention.neighbour_bytes_per_second > 0)) return 0.0;
+    auto [at, fresh] = seconds_of.try_emplace(&op, 0.0);
+    if (fresh) at->second = std::max(0.0, seconds(op));
+    return at->second;
+  };
   if (retention.distance.size() != retention.kept.size() || retention.distance.empty())
     throw Error("operand_misses: a cache retention needs (distance, kept) points");
   const StagePlan& full = plan.stages.at(stage);
@@ -277,6 +294,7 @@ std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int st
         }
       }
       touch_all(operands);
+      cache.advance(time_of(*phase.ops[i]));
     }
   };
   for (int step = 0; step < 2; ++step) {
@@ -317,7 +335,7 @@ std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int st
       OperandMisses m;
       std::tie(m.in_step, m.near_in_step) = shares(walked_name);
       if (m.in_step < 0) continue;  // an op without operands: no cache state to tell
-      std::tie(m.repeated, m.near_repeated) = repeated_shares(op, retention, repeated);
+      std::tie(m.repeated, m.near_repeated) = repeated_shares(op, time_of(op), retention, repeated);
       for (const auto& o : op.operands) m.bytes += o.bytes;
       out[op.name] = m;
     }

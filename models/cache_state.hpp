@@ -12,10 +12,13 @@
 // operator the share of its operand bytes that come from beyond the caches. The walk
 // covers two steps and counts the second, which starts from what the first left.
 //
-// Time is left out: on a shared host data also leaves while a rank idles (a 1 MiB probe
-// left alone for 10 ms on a 2-core VM was 70% gone), but a working rank keeps its data
-// recent, and applying the idle loss to the steps over-predicted them (small model +8
-// to +16%, large +15 to +27%).
+// On a host shared with other tenants their traffic through the shared caches evicts
+// data too, with time, not with the rank's bytes: the probe also measures what time
+// alone takes (the probe left untouched for 1-16 ms: on a 2-vCPU Zen 3 guest 80% kept
+// after 1 ms, 29% after 16 ms), as the rate of other data that would evict as much
+// (there 2.8 GB/s), and the walk, its clock advanced by each op's hot time, puts a
+// tensor last used t ago that many bytes deeper. Without it the medium model's steps
+// (~40 ms, tensors reused ~10-20 ms later) were under-predicted by 12-26%.
 //
 // The train suite measures every kernel of the plan three times: run again and again on
 // the same operands (hot: cached as far as the kernel's own footprint allows), after
@@ -32,6 +35,7 @@
 // memory, took 0.17 of the way from warm to cold); it is the reference only where no
 // probe ran: then the weight of the cold time is how far the step's share of missed bytes
 // lies from the hot measurement's own share toward all of them.
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -59,6 +63,9 @@ struct CacheRetention {
   std::vector<double> distance, kept;
   double near_bytes = 0;  // the private caches: reused within this distance, data is near (0: unknown)
   double miss_seconds_per_byte = 0;  // what a byte from beyond the caches costs the probe's read (0: unknown)
+  // Other tenants' traffic through the shared caches, as other data streamed per second:
+  // a tensor last used t seconds ago lies that much deeper (0: none measured).
+  double neighbour_bytes_per_second = 0;
   double kept_at(double distance_bytes) const;
   double horizon() const;  // beyond it nothing is kept
 };
@@ -69,8 +76,12 @@ struct CacheWalkMemo {
   std::map<std::string, std::map<std::string, OperandMisses>> walks;  // by stage signature, op names stage-relative
 };
 
-// Every compute op of the stage, by name.
+// How long an op runs (its hot time): the walk's clock, for the neighbours' traffic.
+using OpSeconds = std::function<double(const ComputeOp&)>;
+
+// Every compute op of the stage, by name. Without `seconds` (or without a measured
+// neighbours' rate) the walk counts bytes only.
 std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int stage, const CacheRetention& retention,
-                                                    CacheWalkMemo* memo = nullptr);
+                                                    CacheWalkMemo* memo = nullptr, const OpSeconds& seconds = {});
 
 }  // namespace sextant::model

@@ -71,6 +71,11 @@ CacheRetention read_retention(const h5::Group& g) {
       r.miss_seconds_per_byte = std::max(0.0, t.back() - *std::min_element(t.begin(), t.end())) / probe;
   }
   if (g.has_attr("miss_seconds_per_byte")) r.miss_seconds_per_byte = g.attr_double("miss_seconds_per_byte");
+  if (g.has_attr("neighbour_bytes_per_second")) {
+    r.neighbour_bytes_per_second = g.attr_double("neighbour_bytes_per_second");
+    require_value(std::isfinite(r.neighbour_bytes_per_second) && r.neighbour_bytes_per_second >= 0, g,
+                  "neighbour_bytes_per_second " + format_value(r.neighbour_bytes_per_second) + " (finite, >= 0)");
+  }
   if (g.has_attr("near_bytes")) {
     r.near_bytes = g.attr_double("near_bytes");
     require_value(std::isfinite(r.near_bytes) && r.near_bytes >= 0, g, "near_bytes " + format_value(r.near_bytes) + " (finite, >= 0)");
@@ -334,6 +339,8 @@ void ComputeModel::write_into(h5::Group& root) const {
     r.write("kept", retention.kept);
     if (retention.near_bytes > 0) r.set_attr("near_bytes", retention.near_bytes);
     if (retention.miss_seconds_per_byte > 0) r.set_attr("miss_seconds_per_byte", retention.miss_seconds_per_byte);
+    if (retention.neighbour_bytes_per_second > 0)
+      r.set_attr("neighbour_bytes_per_second", retention.neighbour_bytes_per_second);
   }
 }
 

@@ -135,6 +135,14 @@ PhaseSync phase_sync(const Phase& phase, const std::vector<double>& costs, const
 
 }  // namespace
 
+OpSeconds hot_seconds(const ComputeModel& compute, const std::string& dtype) {
+  return [&compute, dtype](const ComputeOp& op) {
+    const std::string& kernel = op.kernel.empty() ? op.family : op.kernel;
+    const auto bounds = compute.cache_bounds(kernel, dtype, op.shape, op.flops, op.bytes, op.family);
+    return bounds ? bounds->hot : compute.predict(kernel, dtype, op.flops, op.bytes, op.family, op.shape).seconds;
+  };
+}
+
 double op_cost_in_step(const ComputeModel& compute, const std::string& dtype, const ComputeOp& op,
                        const std::map<std::string, OperandMisses>& misses) {
   const std::string& kernel = op.kernel.empty() ? op.family : op.kernel;
@@ -181,7 +189,8 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
   for (const auto& st : plan.stages) {
     StageTimes t;
     const auto misses =
-        cache_aware ? operand_misses(plan, st.stage, *retention, walks) : std::map<std::string, OperandMisses>{};
+        cache_aware ? operand_misses(plan, st.stage, *retention, walks, hot_seconds(compute, cfg.dtype))
+                    : std::map<std::string, OperandMisses>{};
     const auto forward_costs = cost.op_costs(st.forward, misses), backward_costs = cost.op_costs(st.backward, misses);
     for (double c : forward_costs) t.forward_compute += c;
     for (double c : backward_costs) t.backward_compute += c;

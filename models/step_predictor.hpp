@@ -67,6 +67,9 @@ struct StepPrediction {
 StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const ComputeModel& compute,
                             const LevelMap& levels = {}, const SyncModel* sync = nullptr, CacheWalkMemo* walks = nullptr);
 
+// An op's hot time (its cost with its operands cached), the cache walk's clock.
+OpSeconds hot_seconds(const ComputeModel& compute, const std::string& dtype);
+
 // What the step predictor costs one call of `op` at, given the stage's cache state.
 double op_cost_in_step(const ComputeModel& compute, const std::string& dtype, const ComputeOp& op,
                        const std::map<std::string, OperandMisses>& misses);

@@ -348,10 +348,51 @@ CacheRetention measure_cache_retention(const RetentionOptions& o) {
     kept = std::max(kept, range > 0 ? std::clamp((cold - it->seconds) / range, 0.0, 1.0) : 0.0);
     it->kept = kept;
   }
-  if (o.progress)
+  // The neighbours' traffic: the distance that evicts what time alone did.
+  auto distance_of = [&](double k) {  // the curve read backwards; 0 while nothing is lost
+    const auto& p = out.points;
+    if (k >= p.front().kept) return 0.0;
+    for (std::size_t i = 1; i < p.size(); ++i)
+      if (k >= p[i].kept) {
+        const double f = (p[i - 1].kept - k) / (p[i - 1].kept - p[i].kept);
+        const double lo = double(p[i - 1].distance), hi = double(p[i].distance);
+        return lo > 0 ? lo * std::pow(hi / lo, f) : f * hi;
+      }
+    return double(p.back().distance);  // at least: all gone
+  };
+  double dt = 0, tt = 0;
+  for (double idle : o.quick ? std::vector<double>{1e-3, 4e-3, 16e-3} : std::vector<double>{1e-3, 2e-3, 4e-3, 8e-3, 16e-3}) {
+    if (o.synchronize) o.synchronize();
+    std::vector<double> t;
+    for (int r = 0; r < repetitions; ++r) {
+      Kokkos::parallel_for(
+          "sextant::compute::retention_write", Kokkos::RangePolicy<Exec>(0, n),
+          KOKKOS_LAMBDA(const std::int64_t i) { probe(i) = probe(i) * 0.5 + 1.0; });
+      Kokkos::fence();
+      for (const double until = now_seconds() + idle; now_seconds() < until;) {
+      }
+      const double t0 = now_seconds();
+      const double sum = k::stream_dot(Exec(), probe, probe);
+      t.push_back(now_seconds() - t0);
+      if (!(sum > 0)) throw Error("cache retention probe: the probe read back " + std::to_string(sum));
+    }
+    const double median = stats::median(t);
+    const double kept_idle = range > 0 ? std::clamp((cold - median) / range, 0.0, 1.0) : 1.0;
+    out.idle.push_back({std::llround(idle * 1e9), median, kept_idle});
+    const double d = distance_of(kept_idle);
+    dt += d * idle, tt += idle * idle;
+  }
+  out.neighbour_bytes_per_second = tt > 0 ? dt / tt : 0;
+  if (o.progress) {
     for (const auto& p : out.points)
       o.progress("cache retention: " + format_bytes(double(p.distance)) + " of other data between: probe read in " +
                  std::to_string(p.seconds * 1e6) + " us, " + std::to_string(int(std::lround(p.kept * 100))) + "% kept");
+    for (const auto& p : out.idle)
+      o.progress("cache retention: left alone " + std::to_string(double(p.distance) * 1e-6) + " ms: probe read in " +
+                 std::to_string(p.seconds * 1e6) + " us, " + std::to_string(int(std::lround(p.kept * 100))) + "% kept");
+    o.progress("cache retention: the neighbours' traffic evicts as " + format_rate(out.neighbour_bytes_per_second, "B/s") +
+               " of other data would");
+  }
   return out;
 }
 

@@ -174,6 +174,12 @@ struct CacheRetention {
   // thread's core): data reused within it is as near as in a hot run.
   long long near_bytes = 0;
   std::vector<RetentionPoint> points;  // ascending distance; the first at 0
+  // The probe left alone instead (the rank spinning on the clock for `distance` ns,
+  // touching nothing): on a host shared with other tenants their traffic evicts it too.
+  // Each point's `kept` read against the curve above gives the distance that would have
+  // evicted as much; the rate is the slope of that distance over the time left alone.
+  std::vector<RetentionPoint> idle;
+  double neighbour_bytes_per_second = 0;
 };
 
 CacheRetention measure_cache_retention(const RetentionOptions& options = {});

@@ -121,6 +121,18 @@ void write_retention(ResultsFile& file, const CacheRetention& r) {
   g.write("distance_bytes", distance);
   g.write("median", seconds);
   g.write("kept", kept);
+  if (!r.idle.empty()) {
+    std::vector<double> idle, idle_median, idle_kept;
+    for (const auto& p : r.idle) {
+      idle.push_back(double(p.distance) * 1e-9);
+      idle_median.push_back(p.seconds);
+      idle_kept.push_back(p.kept);
+    }
+    g.write("idle_seconds", idle);
+    g.write("idle_median", idle_median);
+    g.write("idle_kept", idle_kept);
+    g.set_attr("neighbour_bytes_per_second", r.neighbour_bytes_per_second);
+  }
 }
 
 }  // namespace
@@ -159,7 +171,8 @@ nlohmann::json to_json(const std::vector<KernelMeasurement>& kernels, const Work
   return {{"kernels", std::move(k)},
           {"working_set_sweep", std::move(curves)},
           {"cache_retention",
-           {{"probe_bytes", retention.probe_bytes}, {"near_bytes", retention.near_bytes}, {"points", std::move(kept)}}}};
+           {{"probe_bytes", retention.probe_bytes}, {"near_bytes", retention.near_bytes},
+            {"neighbour_bytes_per_second", retention.neighbour_bytes_per_second}, {"points", std::move(kept)}}}};
 }
 
 // Does a kernel run faster than the peak kernel of its dtype? Then the peak was measured

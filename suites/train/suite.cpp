@@ -52,7 +52,7 @@ void print_kernel_profile(const TrainResult& r, const model::ComputeModel& compu
   const auto plan = model::plan_step(config);
   const auto retention = compute.cache_retention();
   const auto misses = retention && compute.has_cache_bounds()
-                          ? model::operand_misses(plan, 0, *retention)
+                          ? model::operand_misses(plan, 0, *retention, nullptr, model::hot_seconds(compute, config.dtype))
                           : std::map<std::string, model::OperandMisses>{};
   std::vector<std::pair<std::string, std::pair<double, long>>> ks(r.kernels.begin(), r.kernels.end());
   std::sort(ks.begin(), ks.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });

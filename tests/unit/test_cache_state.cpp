@@ -198,6 +198,23 @@ TEST(CacheState, NearSharesAndTheWarmMeasurementWorkedByHand) {
   EXPECT_NEAR(predict_step(plan, CommModel{}, compute).stages[0].forward_compute, 1e-3, 1e-15);
 }
 
+TEST(CacheState, TheNeighboursTrafficDeepensWhatWasUsedLongAgo) {
+  // Kept up to 140 bytes. f1 {A 60} and f2 {B 10}, a second each. In the second step A
+  // lies below B (10 bytes) and two seconds of the neighbours' traffic: at 50 B/s
+  // 10 + 100 + 30 = 140: kept; at 60 B/s 160: gone. Alone, A is one second deep: kept.
+  // Without the ops' times the walk counts bytes only: kept.
+  const auto plan = one_stage(1, Schedule::one_f_one_b, {op("f1", {{"A", 60}}), op("f2", {{"B", 10}})}, {});
+  const OpSeconds a_second = [](const ComputeOp&) { return 1.0; };
+  for (const auto& [rate, missed] : {std::pair{50.0, 0.0}, {60.0, 1.0}}) {
+    CacheRetention r = up_to(140);
+    r.neighbour_bytes_per_second = rate;
+    const auto m = operand_misses(plan, 0, r, nullptr, a_second);
+    EXPECT_DOUBLE_EQ(m.at("f1").in_step, missed) << rate;
+    EXPECT_DOUBLE_EQ(m.at("f1").repeated, 0) << rate;
+    EXPECT_DOUBLE_EQ(operand_misses(plan, 0, r).at("f1").in_step, 0) << rate;
+  }
+}
+
 TEST(CacheState, MissedBytesCostWhatTheProbeMeasured) {
   // f3 of the hand-worked step with everything kept up to 140 bytes: A (60 bytes) lies at
   // 120 (+ 30): gone; alone it is kept. With the probe's cost of a missed byte, 1 us, f3
