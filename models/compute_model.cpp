@@ -70,7 +70,11 @@ CacheRetention read_retention(const h5::Group& g) {
     if (t.size() == r.distance.size() && probe > 0)
       r.miss_seconds_per_byte = std::max(0.0, t.back() - *std::min_element(t.begin(), t.end())) / probe;
   }
-  if (g.has_attr("miss_seconds_per_byte")) r.miss_seconds_per_byte = g.attr_double("miss_seconds_per_byte");
+  if (g.has_attr("miss_seconds_per_byte")) {
+    r.miss_seconds_per_byte = g.attr_double("miss_seconds_per_byte");
+    require_value(std::isfinite(r.miss_seconds_per_byte) && r.miss_seconds_per_byte >= 0, g,
+                  "miss_seconds_per_byte " + format_value(r.miss_seconds_per_byte) + " (finite, >= 0)");
+  }
   if (g.has_attr("neighbour_bytes_per_second")) {
     r.neighbour_bytes_per_second = g.attr_double("neighbour_bytes_per_second");
     require_value(std::isfinite(r.neighbour_bytes_per_second) && r.neighbour_bytes_per_second >= 0, g,
