@@ -44,6 +44,22 @@ StepPlan one_stage(int micro_batches, Schedule schedule, std::vector<ComputeOp> 
   return plan;
 }
 
+// The step of SharesOfAStepWorkedByHand: f1 {A 60, B 60}, f2 {B 60, C 60}, f3 {A 60}.
+StepPlan hand_worked_step() {
+  return one_stage(1, Schedule::one_f_one_b,
+                   {op("f1", {{"A", 60}, {"B", 60}}), op("f2", {{"B", 60}, {"C", 60}}), op("f3", {{"A", 60}})}, {});
+}
+
+// A compute model with f3 measured at these (seconds, flush bytes) points, 0 flushed = hot.
+ComputeModel measuring_f3(std::initializer_list<std::pair<double, double>> measured, double operand_bytes) {
+  ComputeModel compute;
+  compute.ceilings.peak_flops["float32"] = 1e12;
+  compute.ceilings.memory = {{"L1", 1, 100, 1e12, 4}, {"DRAM", 400, 1e12, 1e10, 4}};
+  for (const auto& [seconds, flush] : measured)
+    compute.points.push_back({"stream_copy", "stream", "float32", "n=f3", 0, operand_bytes, seconds, flush});
+  return compute;
+}
+
 TEST(CacheState, RetentionIsLinearInLogDistance) {
   const CacheRetention r{{100, 400}, {1, 0}};
   EXPECT_DOUBLE_EQ(r.kept_at(50), 1);
@@ -62,8 +78,7 @@ TEST(CacheState, SharesOfAStepWorkedByHand) {
   //   f2: B at 0: kept; C below B and A: 150: gone -> 60 / 120.  Stack C, B, A.
   //   f3: A below C and B: 150: gone -> 1.
   // Run back to back each op's first operand lies below the other (60 + 30): kept.
-  const auto plan = one_stage(1, Schedule::one_f_one_b,
-                              {op("f1", {{"A", 60}, {"B", 60}}), op("f2", {{"B", 60}, {"C", 60}}), op("f3", {{"A", 60}})}, {});
+  const auto plan = hand_worked_step();
   const auto m = operand_misses(plan, 0, up_to(140));
   ASSERT_EQ(m.size(), 3u);
   EXPECT_DOUBLE_EQ(m.at("f1").in_step, 0.5);
@@ -136,13 +151,8 @@ TEST(CacheState, ThePredictorCostsEachCallBetweenItsMeasurements) {
   // f3 of the step above, measured hot (1 ms) and cold (3 ms), with a host that keeps
   // all up to 100 bytes and nothing from 400: A's depth before f3 is 120 (+ 30), kept
   // 1 - log(1.5) / log(4); run alone A is at 30: kept. f3 costs 1 + (log 1.5 / log 4) x 2 ms.
-  const auto plan = one_stage(1, Schedule::one_f_one_b,
-                              {op("f1", {{"A", 60}, {"B", 60}}), op("f2", {{"B", 60}, {"C", 60}}), op("f3", {{"A", 60}})}, {});
-  ComputeModel compute;
-  compute.ceilings.peak_flops["float32"] = 1e12;
-  compute.ceilings.memory = {{"L1", 1, 100, 1e12, 4}, {"DRAM", 400, 1e12, 1e10, 4}};
-  compute.points.push_back({"stream_copy", "stream", "float32", "n=f3", 0, 120, 1e-3, 0});
-  compute.points.push_back({"stream_copy", "stream", "float32", "n=f3", 0, 120, 3e-3, 1 << 20});
+  const auto plan = hand_worked_step();
+  ComputeModel compute = measuring_f3({{1e-3, 0.0}, {3e-3, double(1 << 20)}}, 120);
   // No probe: the retention is the ramp across the sweep's boundary, 100 to 400 bytes.
   const auto ramp = compute.cache_retention();
   ASSERT_TRUE(ramp);
@@ -167,8 +177,7 @@ TEST(CacheState, NearSharesAndTheWarmMeasurementWorkedByHand) {
   // Back to back f1 finds B at 0 (60) and A at 60 (40): 5/6; f3 finds A at 0: 1. The
   // weight toward warm is how far the step's near share lies from that toward none:
   // f1 (5/6 - 1/2) / (5/6) = 0.4, f3 1. Nothing misses every cache: no weight of cold.
-  const auto plan = one_stage(1, Schedule::one_f_one_b,
-                              {op("f1", {{"A", 60}, {"B", 60}}), op("f2", {{"B", 60}, {"C", 60}}), op("f3", {{"A", 60}})}, {});
+  const auto plan = hand_worked_step();
   CacheRetention retention = up_to(1000);
   retention.near_bytes = 100;
   const auto m = operand_misses(plan, 0, retention);
@@ -182,12 +191,8 @@ TEST(CacheState, NearSharesAndTheWarmMeasurementWorkedByHand) {
   for (const char* name : {"f1", "f2", "f3"}) EXPECT_DOUBLE_EQ(m.at(name).cold_weight(), 0) << name;
   // f3 measured hot (1 ms), warm (2 ms, after a small flush) and cold (4 ms): it meets
   // its operand in the last level only: the warm time.
-  ComputeModel compute;
-  compute.ceilings.peak_flops["float32"] = 1e12;
-  compute.ceilings.memory = {{"L1", 1, 100, 1e12, 4}, {"DRAM", 400, 1e12, 1e10, 4}};
+  ComputeModel compute = measuring_f3({{1e-3, 0.0}, {2e-3, 400.0}, {4e-3, double(1 << 20)}}, 60);
   compute.retention = retention;
-  for (const auto& [seconds, flush] : {std::pair{1e-3, 0.0}, {2e-3, 400.0}, {4e-3, double(1 << 20)}})
-    compute.points.push_back({"stream_copy", "stream", "float32", "n=f3", 0, 60, seconds, flush});
   const auto bounds = compute.cache_bounds("stream_copy", "float32", "n=f3");
   ASSERT_TRUE(bounds && bounds->warm);
   EXPECT_DOUBLE_EQ(*bounds->warm, 2e-3);
@@ -219,16 +224,11 @@ TEST(CacheState, MissedBytesCostWhatTheProbeMeasured) {
   // f3 of the hand-worked step with everything kept up to 140 bytes: A (60 bytes) lies at
   // 120 (+ 30): gone; alone it is kept. With the probe's cost of a missed byte, 1 us, f3
   // costs its warm time (nothing near: f = 1) plus 60 us, whatever the cold time.
-  const auto plan = one_stage(1, Schedule::one_f_one_b,
-                              {op("f1", {{"A", 60}, {"B", 60}}), op("f2", {{"B", 60}, {"C", 60}}), op("f3", {{"A", 60}})}, {});
-  ComputeModel compute;
-  compute.ceilings.peak_flops["float32"] = 1e12;
-  compute.ceilings.memory = {{"L1", 1, 100, 1e12, 4}, {"DRAM", 400, 1e12, 1e10, 4}};
+  const auto plan = hand_worked_step();
+  ComputeModel compute = measuring_f3({{1e-3, 0.0}, {2e-3, 400.0}, {9e-3, double(1 << 20)}}, 60);
   compute.retention = up_to(140);
   compute.retention.near_bytes = 100;
   compute.retention.miss_seconds_per_byte = 1e-6;
-  for (const auto& [seconds, flush] : {std::pair{1e-3, 0.0}, {2e-3, 400.0}, {9e-3, double(1 << 20)}})
-    compute.points.push_back({"stream_copy", "stream", "float32", "n=f3", 0, 60, seconds, flush});
   const auto m = operand_misses(plan, 0, compute.retention);
   EXPECT_DOUBLE_EQ(m.at("f3").in_step, 1);
   EXPECT_DOUBLE_EQ(m.at("f3").repeated, 0);
