@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
 #include <fstream>
 #include <sstream>
 
@@ -113,6 +115,19 @@ MachineInfo read_machine_info() {
   m.usable_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : m.logical_cpus;
   m.caches = caches();
   return m;
+}
+
+int launcher_rank() {
+  // The MPI launcher's own variable first: inside a batch job SLURM_PROCID is the batch
+  // step's (0 in every process mpiexec starts there).
+  for (const char* name : {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') continue;
+    char* end = nullptr;
+    const long rank = std::strtol(value, &end, 10);
+    if (*end == '\0' && rank >= 0 && rank <= std::numeric_limits<int>::max()) return static_cast<int>(rank);
+  }
+  return -1;
 }
 
 }  // namespace sextant

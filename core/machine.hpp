@@ -26,4 +26,10 @@ struct MachineInfo {
 
 MachineInfo read_machine_info();
 
+// The rank a launcher gave this process (mpiexec's process managers, Open MPI, srun),
+// read from its environment before MPI starts; -1 where no launcher set one. What every
+// rank would say alike before MPI can tell them apart (a bad command line) is said by
+// rank 0 alone.
+int launcher_rank();
+
 }  // namespace sextant

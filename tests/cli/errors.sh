@@ -68,6 +68,12 @@ contains "$err" "the largest size needs 4 TiB of buffers per rank (allreduce flo
 # Raised alike on every rank: said once, by rank 0.
 expect_rc 2 mpiexec.mpich -n 2 "$sextant" run --suite comm --collectives nosuch -o "$work/two.h5"
 [ "$(grep -c "unknown benchmark 'nosuch'" <<<"$err")" = 1 ] || fail "the usage error was not said exactly once: $err"
+# Refused by the command-line parser before MPI starts: still said once, by the
+# launcher's rank 0 (the process managers' PMI_RANK).
+expect_rc 2 mpiexec.mpich -n 2 "$sextant" run --suite comm --no-such-option
+[ "$(grep -c "no-such-option" <<<"$err")" = 1 ] || fail "the parse error was not said exactly once: $err"
+expect_rc 0 mpiexec.mpich -n 2 "$sextant" --version
+[ "$(grep -c "^sextant " <<<"$out")" = 1 ] || fail "the version was not printed exactly once: $out"
 expect_rc 2 "$sextant" run --suite comm --collectives allreduce,nosuch
 contains "$err" "nosuch"
 expect_rc 2 "$sextant" run --suite comm --dtypes float16

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "core/error.hpp"
+#include "core/machine.hpp"
 #include "core/version.hpp"
 #include "tools/sextant/cli.hpp"
 
@@ -76,21 +77,24 @@ int main(int argc, char** argv) {
                             cli::register_merge, cli::register_export})
     reg(app, ctx);
   cli::refuse_empty_values(app);
+  // Help, the version and usage errors depend on the command line alone: under a
+  // launcher every rank would print them alike, so rank 0 alone does.
+  const bool says = launcher_rank() <= 0;
   try {
     app.parse(argc, argv);
     return ctx.exit_code;
   } catch (const CLI::CallForHelp&) {
-    return app.exit(CLI::CallForHelp());
+    return says ? app.exit(CLI::CallForHelp()) : 0;
   } catch (const CLI::CallForAllHelp&) {
-    return app.exit(CLI::CallForAllHelp());
+    return says ? app.exit(CLI::CallForAllHelp()) : 0;
   } catch (const CLI::CallForVersion&) {
-    std::cout << "sextant " SEXTANT_VERSION "\n";
+    if (says) std::cout << "sextant " SEXTANT_VERSION "\n";
     return 0;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "sextant: " << e.what() << " (see --help)\n";
+    if (says) std::cerr << "sextant: " << e.what() << " (see --help)\n";
     return 2;
   } catch (const UsageError& e) {
-    std::cerr << "sextant: " << e.what() << "\n";
+    if (says) std::cerr << "sextant: " << e.what() << "\n";
     return 2;
   } catch (const ReportedElsewhere& r) {
     return r.exit_code;
