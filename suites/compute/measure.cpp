@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -64,32 +65,69 @@ std::vector<KernelDescription> list_kernels() {
   return out;
 }
 
+// A kernel's parameters from a "key=value,..." shape (keys it does not take are ignored).
+k::Shape parse_shape(const k::KernelInfo& kernel, const std::string& text, const std::string& what) {
+  std::map<std::string, std::int64_t> given;
+  for (const auto& item : split_list(text)) {
+    auto eq = item.find('=');
+    if (eq != std::string::npos) given[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+  }
+  k::Shape shape;
+  for (const auto& p : kernel.params) {
+    auto it = given.find(p);
+    if (it == given.end()) throw UsageError(what + " " + kernel.name + " '" + text + "': no value for parameter " + p);
+    shape.dims.emplace_back(p, it->second);
+  }
+  return shape;
+}
+
+// A shape to measure, in one cache state, after one lead-in.
+struct ShapeCase {
+  k::Shape shape;
+  long long flush_bytes = 0;
+  std::string lead_in;
+};
+
 // The shapes of the cases that name this kernel, in its parameter order, each with its
-// flush size (a shape may be measured in several cache states: once per flush size).
-std::vector<std::pair<k::Shape, long long>> shapes_of_cases(const k::KernelInfo& kernel,
-                                                            const std::vector<KernelCase>& cases,
-                                                            long long default_flush) {
-  std::vector<std::pair<k::Shape, long long>> out;
-  for (const auto& [name, text, flush] : cases) {
-    if (name != kernel.name) continue;
-    std::map<std::string, std::int64_t> given;
-    for (const auto& item : split_list(text)) {
-      auto eq = item.find('=');
-      if (eq != std::string::npos) given[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
-    }
-    k::Shape shape;
-    for (const auto& p : kernel.params) {
-      auto it = given.find(p);
-      if (it == given.end()) throw UsageError("case " + name + " '" + text + "': no value for parameter " + p);
-      shape.dims.emplace_back(p, it->second);
-    }
-    const long long bytes = flush < 0 ? default_flush : flush;
-    auto same = std::find_if(out.begin(), out.end(),
-                             [&](const auto& s) { return s.first.str() == shape.str() && s.second == bytes; });
-    if (same == out.end()) out.emplace_back(shape, bytes);
+// flush size and lead-in (a shape may be measured in several cache states: once per
+// flush size).
+std::vector<ShapeCase> shapes_of_cases(const k::KernelInfo& kernel, const std::vector<KernelCase>& cases,
+                                       long long default_flush) {
+  std::vector<ShapeCase> out;
+  for (const auto& c : cases) {
+    if (c.kernel != kernel.name) continue;
+    ShapeCase sc{parse_shape(kernel, c.shape, "case"), c.flush_bytes < 0 ? default_flush : c.flush_bytes, c.lead_in};
+    auto same = std::find_if(out.begin(), out.end(), [&](const ShapeCase& s) {
+      return s.shape.str() == sc.shape.str() && s.flush_bytes == sc.flush_bytes && s.lead_in == sc.lead_in;
+    });
+    if (same == out.end()) out.push_back(std::move(sc));
   }
   return out;
 }
+
+// The lead-in cases' instances, made once each (per dtype: the measured case's where
+// the lead-in kernel has it).
+class LeadIns {
+ public:
+  explicit LeadIns(std::uint64_t seed) : seed_(seed) {}
+  k::Instance* get(const std::string& lead_in, k::Dtype dtype) {
+    if (lead_in.empty()) return nullptr;
+    auto [at, fresh] = made_.try_emplace(lead_in + '\n' + std::string(k::to_string(dtype)));
+    if (fresh) {
+      const auto space = lead_in.find(' ');
+      const k::KernelInfo* kernel = k::find_kernel(lead_in.substr(0, space));
+      if (kernel == nullptr || space == std::string::npos || kernel->dtypes.empty())
+        throw UsageError("lead-in '" + lead_in + "': not a kernel and shape");
+      const k::Dtype d = kernel->supports(dtype) ? dtype : kernel->dtypes.front();
+      at->second = kernel->make(parse_shape(*kernel, lead_in.substr(space + 1), "lead-in"), d, seed_);
+    }
+    return at->second.get();
+  }
+
+ private:
+  std::uint64_t seed_;
+  std::map<std::string, std::unique_ptr<k::Instance>> made_;
+};
 
 // Reads and writes every element: evicts whatever the timed kernel left in cache.
 template <class View>
@@ -108,6 +146,7 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
   const stats::StopRule rule = o.stop ? *o.stop : (o.quick ? MeasureOptions::quick_rule() : MeasureOptions::standard_rule());
   const k::ShapeSet set = o.quick ? k::ShapeSet::quick : (o.full_shapes ? k::ShapeSet::full : k::ShapeSet::quick);
   std::vector<KernelMeasurement> out;
+  LeadIns leads(o.seed);
   for (const auto& kernel : k::registry()) {
     if (!selected(o.kernels, kernel.name) || !selected(o.families, kernel.family)) continue;
     for (k::Dtype dtype : kernel.dtypes) {
@@ -117,10 +156,12 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
       // A kernel named in the cases runs at those shapes only; others at their shape set.
       auto shapes = shapes_of_cases(kernel, o.cases, o.flush_bytes);
       if (shapes.empty())
-        for (auto& shape : kernel.shapes(set)) shapes.emplace_back(std::move(shape), o.flush_bytes);
-      for (const auto& [shape, flush_bytes] : shapes) {
+        for (auto& shape : kernel.shapes(set)) shapes.push_back({std::move(shape), o.flush_bytes, ""});
+      for (const auto& [shape, flush_bytes, lead_in] : shapes) {
         KernelMeasurement m;
         m.flush_bytes = flush_bytes;
+        m.lead_in = lead_in;
+        k::Instance* lead = leads.get(lead_in, dtype);
         const auto flush_view = Kokkos::subview(flush, std::make_pair(0LL, std::max(0LL, flush_bytes) / 8));
         m.name = kernel.name;
         m.family = kernel.family;
@@ -148,6 +189,7 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
         for (bool more = true;;) {
           if (flushed) flush_caches(flush_view);
           if (lockstep && !o.agree_more(more)) break;
+          if (lead) lead->run();
           const double t0 = now_seconds();
           instance->run();  // fences before returning
           m.seconds.push_back(now_seconds() - t0);
@@ -165,6 +207,7 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
                << m.seconds.size() << " runs), " << format_rate(m.flop_rate(), "FLOP/s") << ", "
                << format_rate(m.byte_rate(), "B/s");
           if (m.flush_bytes > 0) line << ", after " << format_bytes(double(m.flush_bytes)) << " flushed";
+          if (!m.lead_in.empty()) line << ", each run after " << m.lead_in;
           if (m.validated) line << (m.valid ? ", valid" : ", WRONG: " + m.validation_message);
           o.progress(line.str());
         }

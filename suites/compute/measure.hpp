@@ -29,6 +29,13 @@ std::vector<KernelDescription> list_kernels();
 struct KernelCase {
   std::string kernel, shape;
   long long flush_bytes = -1;  // < 0: MeasureOptions::flush_bytes
+  // Another case ("KERNEL SHAPE") run untimed right before each timed run, after the
+  // flush: the op a training step runs before this one. What a kernel meets is not only
+  // its operands' cache state: on a core that lowers its clock for wide vector work a
+  // kernel that follows a vendor GEMM runs slower than back to back (1.2-1.5x for the
+  // element-wise and attention kernels on a Sapphire Rapids guest, none on Zen 3).
+  // Empty: none.
+  std::string lead_in;
 };
 
 struct MeasureOptions {
@@ -73,6 +80,7 @@ struct KernelMeasurement {
   double flops = 0;  // per run, analytic
   double bytes = 0;  // per run, analytic
   long long flush_bytes = 0;    // streamed through before each timed run
+  std::string lead_in;          // run right before each timed run ("KERNEL SHAPE"; "" none)
   std::vector<double> seconds;  // one per timed run, each fenced
   stats::Summary summary;       // of seconds
   stats::StopReason stop_reason = stats::StopReason::budget;

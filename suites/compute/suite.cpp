@@ -26,7 +26,7 @@ void write_kernels(ResultsFile& file, const std::vector<KernelMeasurement>& all)
     g.set_attr("family", ms.front()->family);
     g.set_attr("pass", ms.front()->pass);
     g.set_attr("counting", ms.front()->counting);
-    std::vector<std::string> shape, stop, message;
+    std::vector<std::string> shape, stop, message, lead_in;
     std::vector<double> flops, bytes, median, lo, hi, mn, mean, mx, p5, p95, p99, cv, err, flushed;
     std::vector<std::int64_t> reps, wrong, valid;
     h5::Group samples = g.create_group("samples");
@@ -51,6 +51,7 @@ void write_kernels(ResultsFile& file, const std::vector<KernelMeasurement>& all)
       valid.push_back(m.valid ? 1 : 0);
       err.push_back(m.error_ratio);
       flushed.push_back(double(m.flush_bytes));
+      lead_in.push_back(m.lead_in);
       message.push_back(m.validation_message);
       char name[32];
       std::snprintf(name, sizeof name, "%03zu", i);
@@ -61,6 +62,8 @@ void write_kernels(ResultsFile& file, const std::vector<KernelMeasurement>& all)
     g.write("bytes", bytes);
     g.write("median", median);
     g.write("flush_bytes", flushed);
+    if (std::any_of(lead_in.begin(), lead_in.end(), [](const std::string& l) { return !l.empty(); }))
+      g.write("lead_in", lead_in);
     g.write("ci_lo", lo);
     g.write("ci_hi", hi);
     g.write("min", mn);
@@ -151,7 +154,7 @@ nlohmann::json to_json(const std::vector<KernelMeasurement>& kernels, const Work
   nlohmann::json k = nlohmann::json::array(), curves = nlohmann::json::array();
   for (const auto& m : kernels)
     k.push_back({{"kernel", m.name}, {"family", m.family}, {"pass", m.pass}, {"dtype", m.dtype}, {"shape", m.shape},
-                 {"flops", m.flops}, {"bytes", m.bytes}, {"flush_bytes", m.flush_bytes},
+                 {"flops", m.flops}, {"bytes", m.bytes}, {"flush_bytes", m.flush_bytes}, {"lead_in", m.lead_in},
                  {"median_s", m.summary.median}, {"ci_lo_s", m.summary.ci_lo}, {"ci_hi_s", m.summary.ci_hi},
                  {"min_s", m.summary.min}, {"mean_s", m.summary.mean}, {"max_s", m.summary.max},
                  {"p5_s", m.summary.p5}, {"p95_s", m.summary.p95}, {"p99_s", m.summary.p99},

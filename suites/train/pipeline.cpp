@@ -34,12 +34,14 @@ std::vector<SweepEntry> chosen_sweep(int ranks, const PipelineOptions& o) {
   return sweep;
 }
 
-// The kernels of every plan at their shapes, each measured three times: back to back on
-// the same operands (hot), after streaming 4 x the rank's private caches through (warm:
+// The kernels of every plan at their shapes, each measured three times: on the same
+// operands again (hot), after streaming 4 x the rank's private caches through (warm:
 // the operands in the last level only; left out where that is no less than the last
 // level) and after streaming 4 x the last-level cache through (cold; 32 MiB where a VM
 // reports a host's huge L3); the step predictor costs each call between them by the
-// cache state of the step (models/cache_state.hpp). And peak_fma for the ceilings.
+// cache state of the step (models/cache_state.hpp). Each run follows the op its plan
+// runs before it (the state of the core, not only of the caches: a kernel after a
+// vendor GEMM can run at a lower clock). And peak_fma for the ceilings.
 void add_plan_kernels(const Runtime& rt, const std::vector<SweepEntry>& sweep, compute::MeasureOptions& kernels) {
   const long long llc = rt.machine().last_level_cache_bytes();
   kernels.flush_bytes = 4 * std::max<long long>(llc > (64LL << 20) ? 8LL << 20 : llc, 1LL << 20);
@@ -50,16 +52,20 @@ void add_plan_kernels(const Runtime& rt, const std::vector<SweepEntry>& sweep, c
   std::set<std::pair<std::string, std::string>> cases;
   for (const auto& e : sweep) {
     const auto plan = model::plan_step(e.config);
-    for (const auto& st : plan.stages)
+    for (const auto& st : plan.stages) {
+      std::string before;  // the stage's previous kernel: its step runs forward, backward, optimizer
       for (const auto* phase : {&st.forward, &st.backward, &st.optimizer})
         for (const auto& op : phase->compute)
-          if (std::string k = model::registry_kernel(op.kernel, op.shape); compute::is_kernel(k))
+          if (std::string k = model::registry_kernel(op.kernel, op.shape); compute::is_kernel(k)) {
             if (cases.insert({k, op.shape}).second) {
               names.insert(k);
-              kernels.cases.push_back({k, op.shape, 0});
-              kernels.cases.push_back({k, op.shape, kernels.flush_bytes});
-              if (warm) kernels.cases.push_back({k, op.shape, warm_flush});
+              kernels.cases.push_back({k, op.shape, 0, before});
+              kernels.cases.push_back({k, op.shape, kernels.flush_bytes, before});
+              if (warm) kernels.cases.push_back({k, op.shape, warm_flush, before});
             }
+            before = k + ' ' + op.shape;
+          }
+    }
   }
   kernels.kernels.assign(names.begin(), names.end());
 }

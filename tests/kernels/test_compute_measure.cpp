@@ -5,6 +5,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -60,6 +61,49 @@ TEST(Measure, SelectedKernelsAreValidatedAndTimed) {
   EXPECT_EQ(results[0].name, "stream_triad");
   EXPECT_EQ(results[0].dims[0].first, "n");
   EXPECT_DOUBLE_EQ(results[0].bytes, 3.0 * 4 * results[0].dims[0].second);
+}
+
+// A case with a lead-in is its own measurement, records what ran before it, and really
+// runs it before every timed run: measuring the second case after that lead-in (made for
+// the first: no allocation left) takes at least half of what its runs of the lead-in take
+// on their own, where without it it would take microseconds (contention only adds time).
+TEST(Measure, ALeadInRunsBeforeEveryTimedRun) {
+  const std::string lead = "stream_triad n=4194304";  // 48 MiB of float32: ms, not us
+  constexpr int runs = 20;
+  const auto wall = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+  MeasureOptions o;
+  o.dtypes = {"float32"};
+  o.validate = false;
+  o.warmup = 0;
+  o.stop = sextant::stats::StopRule{0.5, 1e-9, runs, runs};
+  o.min_runs = runs;
+  o.kernels = {"stream_triad"};
+  o.cases = {{"stream_triad", "n=4194304", 0, ""}};
+  const double lead_alone = measure_kernels(o).at(0).summary.min;
+
+  o.kernels = {"softmax_forward"};
+  o.cases = {{"softmax_forward", "rows=64,cols=64", 0, ""},
+             {"softmax_forward", "rows=32,cols=64", 0, lead},
+             {"softmax_forward", "rows=16,cols=64", 0, lead}};
+  std::vector<double> done;  // when each case ended
+  o.progress = [&](const std::string&) { done.push_back(wall()); };
+  auto results = measure_kernels(o);
+  ASSERT_EQ(results.size(), 3u);
+  ASSERT_EQ(done.size(), 3u);
+  EXPECT_EQ(results[0].lead_in, "");
+  EXPECT_EQ(results[1].lead_in, lead);
+  EXPECT_EQ(results[2].lead_in, lead);
+  EXPECT_EQ(results[2].seconds.size(), std::size_t(runs));
+  EXPECT_GE(done[2] - done[1], 0.5 * runs * lead_alone) << "the lead-in did not run before each timed run";
+
+  o.progress = {};
+  o.cases = {{"softmax_forward", "rows=64,cols=64", 0, "no_such_kernel n=1"}};
+  try {
+    measure_kernels(o);
+    ADD_FAILURE() << "an unknown lead-in was accepted";
+  } catch (const sextant::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_kernel"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Measure, UnknownNamesAreUsageErrors) {
