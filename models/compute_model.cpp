@@ -1,6 +1,7 @@
 #include "models/compute_model.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -128,9 +129,20 @@ std::string family_key(const std::string& family) { return "family:" + family; }
 
 // Every key=value of `part` appears in `whole` (a plan's shape may carry more keys).
 bool shape_contains(const std::string& whole, const std::string& part) {
-  auto items = split_list(whole);
-  for (const auto& kv : split_list(part))
-    if (std::find(items.begin(), items.end(), kv) == items.end()) return false;
+  // Item by item without copies: a layout search asks this for every point per op.
+  const auto has = [&whole](std::string_view item) {
+    for (std::size_t start = 0; start <= whole.size();) {
+      const std::size_t comma = std::min(whole.find(',', start), whole.size());
+      if (std::string_view(whole).substr(start, comma - start) == item) return true;
+      start = comma + 1;
+    }
+    return false;
+  };
+  for (std::size_t start = 0; start < part.size();) {
+    const std::size_t comma = std::min(part.find(',', start), part.size());
+    if (comma > start && !has(std::string_view(part).substr(start, comma - start))) return false;
+    start = comma + 1;
+  }
   return true;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -136,10 +137,17 @@ PhaseSync phase_sync(const Phase& phase, const std::vector<double>& costs, const
 }  // namespace
 
 OpSeconds hot_seconds(const ComputeModel& compute, const std::string& dtype) {
-  return [&compute, dtype](const ComputeOp& op) {
+  // The walk asks for every call of every layer: each distinct op is looked up once (the
+  // lookup parses the model's shapes).
+  auto known = std::make_shared<std::map<std::string, double>>();
+  return [&compute, dtype, known](const ComputeOp& op) {
     const std::string& kernel = op.kernel.empty() ? op.family : op.kernel;
-    const auto bounds = compute.cache_bounds(kernel, dtype, op.shape, op.flops, op.bytes, op.family);
-    return bounds ? bounds->hot : compute.predict(kernel, dtype, op.flops, op.bytes, op.family, op.shape).seconds;
+    auto [at, fresh] = known->try_emplace(kernel + '\n' + op.family + '\n' + op.shape);
+    if (fresh) {
+      const auto bounds = compute.cache_bounds(kernel, dtype, op.shape, op.flops, op.bytes, op.family);
+      at->second = bounds ? bounds->hot : compute.predict(kernel, dtype, op.flops, op.bytes, op.family, op.shape).seconds;
+    }
+    return at->second;
   };
 }
 
