@@ -172,10 +172,15 @@ ComputeMeasurements read_compute_results(const std::string& results_path) {
   if (compute.has_attr("cache_bytes")) r.caches = compute.attr_doubles("cache_bytes");
   if (compute.has("retention")) r.retention = read_retention(compute.group("retention"));
   if (compute.has("sweep")) {
+    // The curve of triad in float64 where it is there, else the first one stored.
+    const auto first_child = [](h5::Group& g, const char* what) {
+      const auto children = g.children();
+      if (children.empty()) throw Error(g.where() + ": no " + what + " in the working-set sweep (an empty group)");
+      return children.front();
+    };
     h5::Group sweep = compute.group("sweep");
-    std::string kernel = sweep.has("triad") ? "triad" : sweep.children().front();
-    h5::Group kg = sweep.group(kernel);
-    h5::Group g = kg.group(kg.has("float64") ? "float64" : kg.children().front());
+    h5::Group kg = sweep.group(sweep.has("triad") ? std::string("triad") : first_child(sweep, "kernel"));
+    h5::Group g = kg.group(kg.has("float64") ? std::string("float64") : first_child(kg, "dtype"));
     auto ws = g.dataset("working_set").read_doubles();
     auto bw = g.dataset("bandwidth").read_floats();
     if (ws.size() != bw.size()) throw Error(g.where() + ": datasets working_set and bandwidth differ in length");

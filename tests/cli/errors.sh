@@ -23,6 +23,13 @@ cp "$model" "$work/noschema.h5"
 expect_rc 1 "$sextant" predict "$work/noschema.h5"
 one_line; contains "$err" "$work/noschema.h5"
 
+# A working-set sweep whose only curve was deleted (found by the fuzzer: the reader took
+# the first of no children).
+cp "$(dirname "$0")/../data/golden/compute-v1.h5" "$work/nosweep.h5"
+"$python" -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); del f['compute/sweep/triad/float64']" "$work/nosweep.h5"
+expect_rc 1 "$sextant" fit "$work/nosweep.h5" -o "$work/nosweep.model.h5"
+one_line; contains "$err" "compute/sweep/triad"; contains "$err" "no dtype in the working-set sweep"
+
 # Values no model can hold: exit 1, one line naming the file, the object and the value
 # (a NaN alpha used to print "nan s" with exit 0).
 damage() {  # damage NAME PYTHON-STATEMENT-ON-f: a copy of the model with one value changed
