@@ -173,6 +173,7 @@ void Object::set_attr(const std::string& name, std::int64_t value) {
 void Object::set_attr(const std::string& name, const std::vector<double>& value) {
   Handle space = simple_space({value.size()});
   Handle a = fresh_attribute(*this, name, H5T_NATIVE_DOUBLE, space.id());
+  if (value.empty()) return;  // an empty list is an attribute of no elements (nothing to write)
   check(H5Awrite(a.id(), H5T_NATIVE_DOUBLE, value.data()), where() + "@" + name,
         "cannot write attribute", 0);
 }
@@ -213,6 +214,7 @@ std::vector<double> Object::attr_doubles(const std::string& name) const {
   Handle a = open_attribute(*this, name);
   Handle space(H5Aget_space(a.id()), H5Sclose);
   std::vector<double> v(element_count(space.id()));
+  if (v.empty()) return v;
   check(H5Aread(a.id(), H5T_NATIVE_DOUBLE, v.data()), where() + "@" + name, "cannot read attribute", 0);
   return v;
 }

@@ -60,7 +60,7 @@ int count_cpu_list(const std::string& list) {  // "0-3,8,10-11"
   return std::max(count, 1);
 }
 
-std::vector<CacheLevel> caches() {
+std::vector<CacheLevel> sysfs_caches() {
   std::vector<CacheLevel> out;
   for (int i = 0;; ++i) {
     std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
@@ -73,6 +73,26 @@ std::vector<CacheLevel> caches() {
     c.shared_by_cpus = count_cpu_list(read_line(dir + "shared_cpu_list"));
     out.push_back(c);
   }
+  return out;
+}
+
+// Where the kernel publishes no cache topology (some VMs' kernels), the sizes the C
+// library reads from the CPU itself (CPUID on x86). Sharing is not in them: the levels
+// below the last are taken as a core's own, the last as shared by every online CPU.
+std::vector<CacheLevel> libc_caches(int online_cpus) {
+  std::vector<CacheLevel> out;
+  auto add = [&](int level, const char* type, long bytes, int shared) {
+    if (bytes > 0) out.push_back({level, type, bytes, shared});
+  };
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_SIZE)
+  add(1, "Data", sysconf(_SC_LEVEL1_DCACHE_SIZE), 1);
+  add(1, "Instruction", sysconf(_SC_LEVEL1_ICACHE_SIZE), 1);
+  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE), l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  add(2, "Unified", l2, l3 > 0 ? 1 : online_cpus);
+  add(3, "Unified", l3, online_cpus);
+#else
+  (void)add, (void)online_cpus;
+#endif
   return out;
 }
 
@@ -113,7 +133,12 @@ MachineInfo read_machine_info() {
   cpu_set_t set;
   CPU_ZERO(&set);
   m.usable_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : m.logical_cpus;
-  m.caches = caches();
+  m.caches = sysfs_caches();
+  m.cache_source = "sysfs";
+  if (m.caches.empty()) {
+    m.caches = libc_caches(m.logical_cpus);
+    m.cache_source = m.caches.empty() ? "none" : "cpuid";
+  }
   return m;
 }
 

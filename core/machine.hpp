@@ -18,6 +18,7 @@ struct MachineInfo {
   int logical_cpus = 0;   // online
   int usable_cpus = 0;    // in this process's affinity mask
   std::vector<CacheLevel> caches;
+  std::string cache_source;  // "sysfs", "cpuid" (the C library's reading, no sharing), "none"
   long long last_level_cache_bytes() const;
   // The largest data cache below the last level (L2 where there are three): what a core
   // keeps to itself. 0 where the OS names a single level.

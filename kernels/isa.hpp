@@ -12,6 +12,7 @@
 // the best accumulator count if it did not.
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 namespace sextant::kernels::isa {
 
@@ -58,5 +59,27 @@ struct Vector {
 template <class Scalar>
 inline constexpr bool has_vector = std::is_floating_point_v<Scalar> && lanes<Scalar> > 1;
 #endif
+
+// Wider vectors than the build's, for kernels that carry their own target attribute:
+// a kernel that measures the machine rather than the build (the peak) must run at the
+// width the CPU has, since a vendor BLAS loaded beside it dispatches on the CPU. On
+// x86 with GCC or Clang, AVX-512 in a build for less.
+#if defined(SEXTANT_HOST_VECTORS) && defined(__x86_64__) && !defined(__AVX512F__)
+#define SEXTANT_HOST_AVX512_TARGET 1
+inline constexpr int avx512_bytes = 64;
+#endif
+
+// Vector widths (bytes) this process can run host kernels at, narrowest first: the
+// build's, then any wider one the CPU has (read at run time).
+inline std::vector<int> host_vector_widths() {
+  std::vector<int> widths{vector_bytes};
+#ifdef SEXTANT_HOST_AVX512_TARGET
+  if (__builtin_cpu_supports("avx512f")) widths.push_back(avx512_bytes);
+#endif
+  return widths;
+}
+
+// Vector registers of the ISA that has vectors of `bytes` (AVX-512 has 32, AVX2 16).
+inline constexpr int registers_at(int bytes) { return bytes >= 64 ? 32 : vector_registers; }
 
 }  // namespace sextant::kernels::isa

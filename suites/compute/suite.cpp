@@ -301,6 +301,7 @@ long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFil
     g.set_attr("vector_bytes", std::int64_t{isa.vector_bytes});
     g.set_attr("vector_registers", std::int64_t{isa.vector_registers});
     g.set_attr("cache_bytes", caches);
+    g.set_attr("cache_source", rt.machine().cache_source);
     write_kernels(*results, kernels);
     results->flush();
   }

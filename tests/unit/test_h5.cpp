@@ -42,6 +42,7 @@ TEST(H5, AttributesOfEveryTypeRoundTrip) {
     g.set_attr("big", std::int64_t{-9007199254740993});  // not representable as a double
     g.set_attr("small", 7);
     g.set_attr("vec", std::vector<double>{1.5, -2.25, 1e-300});
+    g.set_attr("none", std::vector<double>{});  // e.g. the cache sizes of a host that lists none
     f.set_attr("at_root", 1.0);
   }
   h5::File f(path, Mode::read);
@@ -55,10 +56,11 @@ TEST(H5, AttributesOfEveryTypeRoundTrip) {
   EXPECT_EQ(g.attr_double("small"), 7.0);  // integers read as numbers too
   EXPECT_EQ(g.attr_doubles("vec"), (std::vector<double>{1.5, -2.25, 1e-300}));
   EXPECT_EQ(g.attr_doubles("pi"), std::vector<double>{3.141592653589793});
+  EXPECT_EQ(g.attr_doubles("none"), std::vector<double>{});
   EXPECT_EQ(f.attr_double("at_root"), 1.0);
   EXPECT_TRUE(g.has_attr("pi"));
   EXPECT_FALSE(g.has_attr("nope"));
-  EXPECT_EQ(g.attr_names(), (std::vector<std::string>{"big", "empty", "literal", "name", "pi", "small", "vec"}));
+  EXPECT_EQ(g.attr_names(), (std::vector<std::string>{"big", "empty", "literal", "name", "none", "pi", "small", "vec"}));
 }
 
 TEST(H5, OverwritingAnAttributeReplacesValueAndType) {

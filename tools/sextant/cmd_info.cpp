@@ -30,6 +30,8 @@ void register_info(CLI::App& app, Context& ctx) {
     for (const auto& c : m.caches)
       row("cache_L" + std::to_string(c.level) + (c.type == "Data" ? "d" : c.type == "Instruction" ? "i" : ""),
           format_bytes(static_cast<double>(c.bytes)) + " (shared by " + std::to_string(c.shared_by_cpus) + " cpus)");
+    row("cache_source", m.cache_source == "cpuid" ? "cpuid (the OS lists no caches; sharing assumed)"
+                                                  : m.cache_source);
     row("mpi_library", lib.name + " " + lib.version + (lib.device.empty() ? "" : " (device " + lib.device + ")"));
     row("mpi_ranks", std::to_string(rt.size()) + " on " + std::to_string(rt.nodes()) + " node(s), " +
                          std::to_string(rt.ranks_on_node()) + " on this node" +
