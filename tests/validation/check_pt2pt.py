@@ -15,7 +15,9 @@ The model is piecewise Hockney, t(n) = alpha + beta n per segment, with breakpoi
 that `sextant fit` found itself. What the issue asks:
 
   small messages: alpha of the first segment, minus alpha0 of the calibration run
-                  (D ~ 1 us: the veth, TCP and delay-line passes), within 10% of D;
+                  (D ~ 1 us: the veth, TCP and delay-line passes), or of the pair's
+                  own baselines (--baseline: the same path with its delay lines at
+                  1 us, right before each launch), within 10% of D;
   large messages: 1 / beta of the last segment within 10% of the TCP goodput on the
                   shaped link, rate x 1448 / 1514 (MSS 1448 with timestamps in a
                   1514-byte Ethernet frame; tbf counts frame bytes).
@@ -112,6 +114,8 @@ def main():
     ap.add_argument("--name", required=True)
     ap.add_argument("--calibration", required=True, help="alpha0 JSON (written with --role calibrate)")
     ap.add_argument("--role", choices=("calibrate", "check"), default="check")
+    ap.add_argument("--baseline", nargs="+", help="models of the pair's own baseline launches (delay lines at "
+                    "1 us, small messages): alpha0 from them instead of the calibration's")
     ap.add_argument("--row", help="write this pair's row (JSON) for the summary table")
     ap.add_argument("--tolerance", type=float, default=0.10)
     ap.add_argument("--goal", type=float, default=0.05, help="reported, not enforced")
@@ -166,6 +170,13 @@ def main():
             return 1
         # The calibration line itself holds packets for its own D (1 us): add it back.
         alpha0 = cal["alpha0"] - cal["delay_us"] * 1e-6
+        if a.baseline:
+            # The pair's own baselines, each measured right before one of its launches
+            # on the same path: the median of their first segments' alpha.
+            own = float(np.median([read_model(p)["alpha"][0] for p in a.baseline])) - 1e-6
+            print(f"  alpha0 from this pair's {len(a.baseline)} baseline launches (delay lines at 1 us): "
+                  f"{own * 1e6:.1f} us (the calibration's: {alpha0 * 1e6:.1f} us)")
+            alpha0 = own
         delta = alpha - alpha0
         nominal_err = delta / (a.delay_us * 1e-6) - 1
         print(f"  small messages: alpha {alpha * 1e6:.1f} us - alpha0 {alpha0 * 1e6:.1f} us = "

@@ -28,15 +28,31 @@ rm -f "$out/$name".*h5 "$out/$name.row.json"
 
 start=$(date +%s.%N)
 launches=${LAUNCHES:-$([ "$role" = calibrate ] && echo 5 || echo 3)}
-models=() results=() stats=()
+models=() results=() stats=() baselines=()
 for k in $(seq 1 "$launches"); do
+  # The baseline of this launch, on this path, seconds before it: the delay lines at
+  # 1 us, the small messages only (what alpha0 is: the calibration pair's first
+  # segment). The calibration test's alpha0, measured minutes earlier, moved by 15-25
+  # us against the pairs between runs on a Firecracker guest (80-106 us), enough to
+  # put d100_100m at -19% in one CI and +15% in another.
+  if [ "$role" = check ]; then
+    base=$out/$name.base$k.h5
+    "$cluster" delay base
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+    "$cluster" mpiexec --timeout 30 "$sextant" run --suite comm --collectives pingpong \
+      -m 1:421 -f 1.41421356 --sync barrier -x 2 -i 100 --budget 1 --precision 0.02 -o "$base" >/dev/null
+    "$cluster" delay nominal
+    "$sextant" fit "$base" -o "${base%.h5}.model.h5" >/dev/null
+    baselines+=("${base%.h5}.model.h5")
+  fi
   file=$out/$name.h5 json=(--json "$out/$name.json")
   [ "$k" = 1 ] || file=$out/$name.$k.h5 json=()
   # Short runs: at least 10 iterations per size (one batch), at most 100, a second per
   # size, 2% precision. Sizes a factor sqrt(2) apart, so that the fit has enough of them
   # to tell the rendezvous region (extra round trips) from the bandwidth regime; the
-  # range ends where the bandwidth term dominates by far. The timeouts (3 x 70 s, the
-  # calibration's 5 x 70 s) come before CTest's (240 s, 400 s), so that what is left
+  # range ends where the bandwidth term dominates by far. The timeouts (3 x 70 s and
+  # 3 x 30 s for the baselines, the calibration's 5 x 70 s) come before CTest's (340 s,
+  # 400 s), so that what is left
   # running is stopped here.
   # One thread per rank: a ping-pong computes nothing, and idle OpenMP and BLAS worker
   # threads only compete with the busy-polling ranks and the delay lines for 2 CPUs.
@@ -56,4 +72,4 @@ done
 echo "$name: measured and fitted $launches times in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"
 "$python" "$here/check_pt2pt.py" --model "${models[@]}" --results "${results[@]}" \
   --delay-us "$delay_us" --rate "$rate" --name "$name" --calibration "$out/calibration.json" \
-  --role "$role" --row "$out/$name.row.json" --stats "${stats[@]}"
+  --role "$role" --row "$out/$name.row.json" --stats "${stats[@]}" ${baselines[@]:+--baseline "${baselines[@]}"}

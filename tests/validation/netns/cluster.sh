@@ -8,6 +8,7 @@
 #   cluster.sh exec HOST COMMAND...                               run a command on one host
 #   cluster.sh hosts | info | stats                               host list / description /
 #                                                                 delay-line statistics
+#   cluster.sh delay base|nominal                                 delay lines at 1 us / at D
 #   cluster.sh down                                               tear it down
 #
 # Every subcommand takes --state DIR (or $SEXTANT_NETNS_STATE): the directory that
@@ -376,6 +377,22 @@ cmd_stats() {
   done
 }
 
+# delay base|nominal: the delay lines hold packets for 1 us (a baseline on the same
+# path) or for the cluster's D again.
+cmd_delay() {
+  need_state
+  local sig p exe
+  case "${1:-}" in
+    base) sig=USR2 ;;
+    nominal) sig=HUP ;;
+    *) die "delay: expected base or nominal, got '${1:-}'" ;;
+  esac
+  while read -r p exe; do
+    is_ours "$p" "$exe" && kill -"$sig" "$p"
+  done <"$state/pids"
+  sleep 0.2
+}
+
 cmd_info() {
   need_state
   cat "$state/config"
@@ -451,6 +468,7 @@ case $sub in
   hosts) need_state; host_list ;;
   info) cmd_info ;;
   stats) cmd_stats ;;
+  delay) cmd_delay "$@" ;;
   -h | --help | help) usage ;;
   *) usage >&2; exit 2 ;;
 esac

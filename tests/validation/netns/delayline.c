@@ -21,6 +21,9 @@
  *     it before steering packets into the queue.
  * SIGTERM/SIGINT: accept what is still held, print statistics to stderr, exit 0.
  * SIGUSR1: print the statistics since the last SIGUSR1 to stderr and start anew.
+ * SIGUSR2: hold packets for the base delay (1 us) from now on; SIGHUP: for D again.
+ *     A validation run measures its own baseline between launches at D, on the same
+ *     path minutes apart from nothing (cluster.sh delay base|nominal).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h> /* ntohl */
@@ -54,7 +57,9 @@ struct held {
 static struct held ring[RING_SIZE];
 static uint32_t head, tail; /* held packets: ring[head .. tail) modulo RING_SIZE */
 static int64_t delay_ns;
-static volatile sig_atomic_t stop, report;
+static volatile sig_atomic_t stop, report, switch_to; /* switch_to: 1 base, 2 nominal */
+static int64_t nominal_delay_ns;
+#define BASE_DELAY_NS 1000
 
 /* Statistics of how late packets left, relative to arrival + D: since the start and
  * since the last SIGUSR1 report. */
@@ -88,6 +93,10 @@ static int64_t now_ns(void) {
 static void on_signal(int sig) {
   if (sig == SIGUSR1)
     report = 1;
+  else if (sig == SIGUSR2)
+    switch_to = 1;
+  else if (sig == SIGHUP)
+    switch_to = 2;
   else
     stop = 1;
 }
@@ -218,7 +227,7 @@ int main(int argc, char **argv) {
     if (end && *end) usage();
   }
   if (queue < 0 || queue > 65535 || delay_us < 0 || spin_us < 0 || optind != argc) usage();
-  delay_ns = (int64_t)(delay_us * 1000.0 + 0.5);
+  delay_ns = nominal_delay_ns = (int64_t)(delay_us * 1000.0 + 0.5);
   const int64_t spin_ns = (int64_t)(spin_us * 1000.0 + 0.5);
 
   int policy = sched_getscheduler(0);
@@ -254,16 +263,22 @@ int main(int argc, char **argv) {
   sigaddset(&block, SIGTERM);
   sigaddset(&block, SIGINT);
   sigaddset(&block, SIGUSR1);
+  sigaddset(&block, SIGUSR2);
+  sigaddset(&block, SIGHUP);
   sigprocmask(SIG_BLOCK, &block, &during_wait); /* signals arrive only inside ppoll */
   sigdelset(&during_wait, SIGTERM);
   sigdelset(&during_wait, SIGINT);
   sigdelset(&during_wait, SIGUSR1);
+  sigdelset(&during_wait, SIGUSR2);
+  sigdelset(&during_wait, SIGHUP);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
+  sigaction(SIGUSR2, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
 
   if (ready_file) {
     FILE *f = fopen(ready_file, "w");
@@ -302,6 +317,12 @@ int main(int argc, char **argv) {
       if (late > 500000) late = 500000; /* one long preemption must not dominate */
       if (late < 0) late = 0;
       wake_lead_ns += (late - wake_lead_ns) / 16;
+    }
+    if (switch_to) {
+      /* Held packets keep their due times; the next ones get the new delay. */
+      delay_ns = switch_to == 1 ? BASE_DELAY_NS : nominal_delay_ns;
+      switch_to = 0;
+      fprintf(stderr, "delayline: delay now %.1f us\n", (double)delay_ns / 1000.0);
     }
     if (report) {
       report = 0;
