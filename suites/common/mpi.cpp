@@ -1,9 +1,11 @@
 #include "suites/common/mpi.hpp"
 
 #include <sched.h>
+#include <chrono>
 #include <cstdlib>
 #include <unistd.h>
 
+#include <thread>
 #include <vector>
 
 namespace sextant {
@@ -84,6 +86,10 @@ int comm_size(MPI_Comm comm) {
 void abort_all(const std::string& line) {
   const std::string whole = line.empty() || line.back() != '\n' ? line + "\n" : line;
   const ssize_t written [[maybe_unused]] = ::write(STDERR_FILENO, whole.data(), whole.size());
+  // The line goes through the launcher's proxy, which MPI_Abort has kill the job: on a
+  // loaded machine the proxy was killed before it forwarded the line, and the user got
+  // exit 1 with no reason (seen in cli.full_disk). A moment lets it forward.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);  // MPI_Abort does not return; the compiler is told so here
 }
