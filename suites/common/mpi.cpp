@@ -1,10 +1,10 @@
 #include "suites/common/mpi.hpp"
 
 #include <sched.h>
-#include <chrono>
-#include <cstdlib>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
