@@ -60,12 +60,18 @@ KOKKOS_INLINE_FUNCTION Scalar taylor_exp(Scalar r, std::integer_sequence<int, K.
   return p;
 }
 
-template <class Scalar>
+namespace detail {
+// e^x with x clamped to [lo, hi], or only from below where the caller knows x <= 0: each
+// clamp is a compare and a select per vector, and GCC turns a constant-folded upper
+// clamp into a second blended path; an exp that costs ~20 vector operations per element
+// is what bounds softmax and GELU, so the one it can do without is worth leaving out.
+template <class Scalar, bool nonpositive>
 KOKKOS_INLINE_FUNCTION Scalar exp(Scalar x) {
   if constexpr (std::is_same_v<Scalar, double> || std::is_same_v<Scalar, float>) {
     using C = ExpConstants<Scalar>;
     using Bits = typename C::Bits;
-    x = x < C::lo ? C::lo : (x > C::hi ? C::hi : x);
+    if constexpr (nonpositive) x = x < C::lo ? C::lo : x;
+    else x = x < C::lo ? C::lo : (x > C::hi ? C::hi : x);
     const Scalar kn = x * C::log2e + C::shifter;  // n in the low bits of kn's mantissa
     const Scalar n = kn - C::shifter;
     const Scalar r = (x - n * C::ln2_hi) - n * C::ln2_lo;
@@ -77,8 +83,22 @@ KOKKOS_INLINE_FUNCTION Scalar exp(Scalar x) {
     std::memcpy(&scale, &bits, sizeof scale);
     return p * scale;
   } else {
-    return static_cast<Scalar>(exp(static_cast<float>(x)));  // half types: through float
+    return static_cast<Scalar>(exp<float, nonpositive>(static_cast<float>(x)));  // half types: through float
   }
+}
+}  // namespace detail
+
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION Scalar exp(Scalar x) {
+  return detail::exp<Scalar, false>(x);
+}
+
+// e^x for x <= 0 (a softmax's x - max, a sigmoid's -|t|): exp's values there, with one
+// clamp fewer. Above exp's range (x > hi) the exponent field would overflow into garbage,
+// so callers pass x <= 0 only.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION Scalar exp_nonpositive(Scalar x) {
+  return detail::exp<Scalar, true>(x);
 }
 
 // The logistic function 1 / (1 + e^-t), from e^-|t| (never overflows) and one division.
@@ -88,7 +108,7 @@ KOKKOS_INLINE_FUNCTION Scalar exp(Scalar x) {
 // float64 lanes on an AVX-512 core).
 template <class Scalar>
 KOKKOS_INLINE_FUNCTION Scalar sigmoid(Scalar t) {
-  const Scalar e = exp(t < Scalar(0) ? t : -t);
+  const Scalar e = exp_nonpositive(t < Scalar(0) ? t : -t);
   return (t < Scalar(0) ? e : Scalar(1)) / (Scalar(1) + e);
 }
 

@@ -38,7 +38,7 @@ void softmax_forward(const Exec& exec, VX x, VY y) {
             Scalar* yi = host::row(y, i);  // may be xi: each pass reads an element before writing it
             const Scalar m = host::reduce<Scalar>(cols, xi[0], [&](auto at) { return at.load(xi); }, host::Max{});
             SEXTANT_INDEPENDENT_ITERATIONS
-            for (int j = 0; j < cols; ++j) yi[j] = fast::exp(Scalar(xi[j] - m));
+            for (int j = 0; j < cols; ++j) yi[j] = fast::exp_nonpositive(Scalar(xi[j] - m));
             const Scalar inv = Scalar(1) / host::sum<Scalar>(cols, [&](auto at) { return at.load(yi); });
             SEXTANT_INDEPENDENT_ITERATIONS
             for (int j = 0; j < cols; ++j) yi[j] *= inv;
@@ -59,7 +59,7 @@ void softmax_forward(const Exec& exec, VX x, VY y) {
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, cols),
             [&](const int j, Scalar& local) {
-              const Scalar e = fast::exp(Scalar(x(i, j) - m));
+              const Scalar e = fast::exp_nonpositive(Scalar(x(i, j) - m));
               y(i, j) = e;
               local += e;
             },

@@ -120,7 +120,7 @@ void cross_entropy_sum(const Exec& exec, V2 z, VI targets, std::int64_t offset, 
         Scalar sum;
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, cols),
-            [&](const int j, Scalar& local) { local += kk::fast::exp(Scalar(z(i, j) - mi)); }, sum);
+            [&](const int j, Scalar& local) { local += kk::fast::exp_nonpositive(Scalar(z(i, j) - mi)); }, sum);
         const std::int64_t t = std::int64_t(targets(i)) - offset;
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           stats(i, 0) = sum;
@@ -144,7 +144,7 @@ double cross_entropy_backward(const Exec& exec, V2 z, VI targets, std::int64_t o
         const Scalar mi = m(i), inv = Scalar(1) / stats(i, 0);
         const std::int64_t t = std::int64_t(targets(i)) - offset;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, cols), [&](const int j) {
-          const Scalar p = kk::fast::exp(Scalar(z(i, j) - mi)) * inv;
+          const Scalar p = kk::fast::exp_nonpositive(Scalar(z(i, j) - mi)) * inv;
           z(i, j) = (p - (j == t ? Scalar(1) : Scalar(0))) * scale;
         });
         Kokkos::single(Kokkos::PerTeam(team), [&]() {

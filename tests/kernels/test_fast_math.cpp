@@ -17,14 +17,18 @@ double ulps(T got, T want) {
   return std::fabs(double(got) - double(want)) / double(std::nextafter(want, std::numeric_limits<T>::infinity()) - want);
 }
 
-template <class T>
-double worst_ulps(double lo, double hi, double step) {
+template <class T, class Exp>
+double worst_ulps(double lo, double hi, double step, Exp exp) {
   double worst = 0;
   for (double x = lo; x <= hi; x += step) {
     const T t = T(x);
-    worst = std::max(worst, ulps(sextant::kernels::fast::exp(t), std::exp(t)));
+    worst = std::max(worst, ulps(exp(t), std::exp(t)));
   }
   return worst;
+}
+template <class T>
+double worst_ulps(double lo, double hi, double step) {
+  return worst_ulps<T>(lo, hi, step, [](T t) { return sextant::kernels::fast::exp(t); });
 }
 
 TEST(FastExp, Float64WithinTwoUlpOverItsRange) {
@@ -35,6 +39,19 @@ TEST(FastExp, Float64WithinTwoUlpOverItsRange) {
 TEST(FastExp, Float32WithinTwoUlpOverItsRange) {
   EXPECT_LE(worst_ulps<float>(-87.0, 88.0, 0.0001), 2.0);
   EXPECT_LE(worst_ulps<float>(-1.0, 1.0, 1e-6), 2.0);
+}
+
+// The one-sided variant (softmax, sigmoid) gives exp's values wherever x <= 0 and clamps
+// below the range the same way.
+TEST(FastExp, NonpositiveVariantEqualsExpBelowZero) {
+  using sextant::kernels::fast::exp_nonpositive;
+  EXPECT_LE(worst_ulps<double>(-708.0, 0.0, 0.00037, [](double t) { return exp_nonpositive(t); }), 2.0);
+  EXPECT_LE(worst_ulps<float>(-87.0, 0.0, 0.0001, [](float t) { return exp_nonpositive(t); }), 2.0);
+  for (double x : {-1e300, -1000.0, -709.0, -700.5, -3.25, -1e-9, 0.0})
+    EXPECT_EQ(exp_nonpositive(x), sextant::kernels::fast::exp(x)) << x;
+  for (float x : {-1e30f, -200.0f, -88.0f, -80.5f, -3.25f, -1e-9f, 0.0f})
+    EXPECT_EQ(exp_nonpositive(x), sextant::kernels::fast::exp(x)) << x;
+  EXPECT_TRUE(std::isnan(exp_nonpositive(std::nan(""))));
 }
 
 TEST(FastExp, ClampsOutsideTheRange) {

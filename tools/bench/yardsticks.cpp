@@ -19,7 +19,8 @@
 // Ratios are of medians. Table to stdout, progress to stderr. OpenBLAS is linked into
 // this program only, never into the suite.
 //
-//   sextant_yardsticks [--quick] [--stream-bytes N] [Kokkos options]
+//   sextant_yardsticks [--quick] [--stream-bytes N] [--roofs KERNEL,...] [Kokkos options]
+// (--roofs: only those kernels' roof rows, for work on one kernel)
 #include <cblas.h>
 #include <omp.h>
 #include <sched.h>
@@ -224,9 +225,10 @@ constexpr const char* roof_kernels[] = {"bias_gelu_forward", "bias_gelu_backward
                                         "layernorm_backward", "softmax_forward",   "softmax_backward",
                                         "adamw_update",      "embedding_forward", "embedding_backward"};
 
-void roofs(double peak64_gflops, double peak32_gflops) {
+void roofs(double peak64_gflops, double peak32_gflops, const std::vector<std::string>& only) {
   const k::KernelInfo* triad = k::find_kernel("stream_triad");
   for (const char* name : roof_kernels) {
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
     const k::KernelInfo* info = k::find_kernel(name);
     if (!info) continue;
     for (k::Dtype dtype : {k::Dtype::float32, k::Dtype::float64}) {
@@ -279,11 +281,19 @@ int main(int argc, char** argv) {
   Kokkos::ScopeGuard kokkos(argc, argv);
   bool quick = false;
   long long stream_bytes = 0;
+  std::vector<std::string> roofs_only;  // --roofs a,b: only these kernels' roof rows
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--stream-bytes") && i + 1 < argc) stream_bytes = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--roofs") && i + 1 < argc) {
+      for (std::string list = argv[++i]; !list.empty();) {
+        const auto comma = list.find(',');
+        roofs_only.push_back(list.substr(0, comma));
+        list = comma == std::string::npos ? "" : list.substr(comma + 1);
+      }
+    }
     else {
-      std::fprintf(stderr, "usage: sextant_yardsticks [--quick] [--stream-bytes N] [Kokkos options]\n");
+      std::fprintf(stderr, "usage: sextant_yardsticks [--quick] [--stream-bytes N] [--roofs KERNEL,...] [Kokkos options]\n");
       return 2;
     }
   }
@@ -305,6 +315,11 @@ int main(int argc, char** argv) {
   std::printf("%-36s %15s %-12s %15s %-22s %6s  %s\n", "yardstick", "sextant", "(kernel)", "reference", "(implementation)",
               "ratio", "goal");
 
+  if (!roofs_only.empty()) {  // the roof rows of these kernels alone, at the peak sweep's rates
+    const PeakRate p64 = peak_rate<double>(true), p32 = peak_rate<float>(true);
+    roofs(p64.gflops, p32.gflops, roofs_only);
+    return 0;
+  }
   triad(stream_bytes / 24, quick);
 
   std::vector<std::array<std::int64_t, 3>> shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 1000, 1000},
@@ -327,7 +342,7 @@ int main(int argc, char** argv) {
   report(rows.back());
 
   pause_between_sides();
-  roofs(p64.gflops, p32.gflops);
+  roofs(p64.gflops, p32.gflops, roofs_only);
 
   int missed = 0;
   for (const auto& r : rows) missed += r.ours / r.theirs < r.goal;
