@@ -134,7 +134,34 @@ PhaseSync phase_sync(const Phase& phase, const std::vector<double>& costs, const
   return out;
 }
 
+// Where the step leaves each operand of the stage's ops (the cache walk), when the model
+// measured both what the operators cost in each cache state and what the host retains.
+std::map<std::string, OperandMisses> stage_misses(const StepPlan& plan, int stage, const ComputeModel& compute,
+                                                  CacheWalkMemo* walks) {
+  const auto retention = compute.cache_retention();
+  if (!compute.has_cache_bounds() || !retention) return {};
+  return operand_misses(plan, stage, *retention, walks, hot_seconds(compute, plan.config.dtype));
+}
+
 }  // namespace
+
+void choose_dense_path(TrainConfig& config, const std::string& text, const ComputeModel& compute) {
+  if (text.find("dense=") == std::string::npos) config.dense = compute.measured_dense_path();
+}
+
+std::map<std::string, double> stage_op_seconds(const StepPlan& plan, int stage, const ComputeModel& compute) {
+  static const CommModel no_comm;
+  std::vector<std::string> notes;
+  Coster cost(no_comm, compute, LevelMap{}, plan.config.dtype, notes);
+  const StagePlan& st = plan.stages.at(stage);
+  const auto misses = stage_misses(plan, stage, compute, nullptr);
+  std::map<std::string, double> out;
+  for (const Phase* phase : {&st.forward, &st.backward, &st.optimizer}) {
+    const auto costs = cost.op_costs(*phase, misses);
+    for (std::size_t i = 0; i < costs.size(); ++i) out[phase->compute[i].name] += costs[i];
+  }
+  return out;
+}
 
 OpSeconds hot_seconds(const ComputeModel& compute, const std::string& dtype) {
   // The walk asks for every call of every layer: each distinct op is looked up once (the
@@ -190,15 +217,11 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
 
   // The cache model needs both measurements of the operators and what the host keeps
   // at a reuse distance.
-  const auto retention = compute.cache_retention();
-  const bool cache_aware = compute.has_cache_bounds() && retention;
-  if (compute.has_cache_bounds() && !retention)
+  if (compute.has_cache_bounds() && !compute.cache_retention())
     out.notes.push_back("no cache retention measured and no memory level in the working-set sweep: operators costed cold");
   for (const auto& st : plan.stages) {
     StageTimes t;
-    const auto misses =
-        cache_aware ? operand_misses(plan, st.stage, *retention, walks, hot_seconds(compute, cfg.dtype))
-                    : std::map<std::string, OperandMisses>{};
+    const auto misses = stage_misses(plan, st.stage, compute, walks);
     const auto forward_costs = cost.op_costs(st.forward, misses), backward_costs = cost.op_costs(st.backward, misses);
     for (double c : forward_costs) t.forward_compute += c;
     for (double c : backward_costs) t.backward_compute += c;

@@ -70,6 +70,16 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
 // An op's hot time (its cost with its operands cached), the cache walk's clock.
 OpSeconds hot_seconds(const ComputeModel& compute, const std::string& dtype);
 
+// The dense path a configuration's text names (dense=...), else the one the model's
+// operators were measured on (the train suite measures its proxy's): what predict
+// --train, the Python module and the exporters cost.
+void choose_dense_path(TrainConfig& config, const std::string& text, const ComputeModel& compute);
+
+// What predict_step charges each compute op of a stage, by op name: forward and backward
+// of one micro-batch, the optimizer of one step, each in the cache state the step leaves
+// it. For tools that lay the step out in their own terms (the ASTRA-sim workload export).
+std::map<std::string, double> stage_op_seconds(const StepPlan& plan, int stage, const ComputeModel& compute);
+
 // What the step predictor costs one call of `op` at, given the stage's cache state.
 double op_cost_in_step(const ComputeModel& compute, const std::string& dtype, const ComputeOp& op,
                        const std::map<std::string, OperandMisses>& misses);

@@ -50,7 +50,7 @@ model::TrainConfig config_of(const py::object& config, const model::ComputeModel
     }
   }
   auto c = model::parse_train_config(text);
-  if (text.find("dense=") == std::string::npos) c.dense = compute.measured_dense_path();
+  model::choose_dense_path(c, text, compute);
   return c;
 }
 

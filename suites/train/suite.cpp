@@ -118,7 +118,7 @@ std::optional<double> machine_speed(const Runtime& rt, const std::string& dtype,
   if (!(peak > 0)) return std::nullopt;
   compute::MeasureOptions o;
   o.kernels = {"peak_fma"};
-  o.cases = {{"peak_fma", shape, 0}};
+  o.cases = {{"peak_fma", shape, 0, ""}};
   o.dtypes = {dtype};
   o.validate = false;
   o.stop = stats::StopRule{0.02, 0.05, 3, 50};

@@ -149,6 +149,73 @@ for path, ranks in ((model, 16), (compute_model, 8)):
     print(f"astra-sim export of {path}: network {net if net is not None else '(PyYAML missing: not parsed)'}, "
           f"roofline {'on' if system.get('roofline-enabled') else 'off'}")
 
+# astra-sim workload (--train, from the train suite's model): ASTRA-sim's text workload
+# as Chakra's text converter parses it (line 1 a parallelism it knows, line 2 the row
+# count, rows of 12 columns: name, trainable flag, then per phase an integer compute
+# time, a collective it knows and an integer size, NONE with 0; the update time last).
+# Content: each layer's collective bytes against the transformer's own arithmetic
+# (Megatron's partitioning of the activations and parameters over tp, here and not
+# from sextant's plan), and the compute against `sextant predict --train --json`: the
+# forward, backward and optimizer totals of the step, within the whole-microsecond
+# rounding of each row.
+COLLECTIVES = {"NONE", "ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL"}
+cfg = dict(layers=3, hidden=64, heads=4, seq=32, vocab=256, micro_batch=2, global_batch=8, dp=2, tp=2)
+train = ",".join(f"{k}={v}" for k, v in cfg.items())
+with tempfile.TemporaryDirectory() as out:
+    p = subprocess.run([sextant, "export", compute_model, "--to", "astra-sim", "-o", out, "--train", train],
+                       capture_output=True, text=True)
+    lines = open(f"{out}/workload.txt").read().splitlines() if p.returncode == 0 else []
+    npus = (yaml.safe_load(open(f"{out}/network.yml")) if yaml and p.returncode == 0 else {}).get("npus_count")
+if p.returncode != 0:
+    errors.append(f"astra-sim workload export: exit {p.returncode}: {p.stderr.strip()}")
+rows = {}
+if lines:
+    head = lines[0].split()
+    if head[:1] != ["HYBRID_DATA_MODEL"] or head[1:] != ["model_parallel_NPU_group:", str(cfg["tp"])]:
+        errors.append(f"workload line 1: {lines[0]!r}")
+    if not lines[1].strip().isdigit() or int(lines[1]) != len(lines) - 2:
+        errors.append(f"workload line 2: {lines[1]!r} for {len(lines) - 2} rows")
+    if yaml and npus != [cfg["dp"] * cfg["tp"]]:
+        errors.append(f"network.yml beside the workload: npus_count {npus}")
+    for line in lines[2:]:
+        col = line.split()
+        ok = len(col) == 12 and all(c.lstrip("-").isdigit() for c in (col[1], col[2], col[4], col[5], col[7], col[8],
+                                                                        col[10], col[11]))
+        ok = ok and all(col[i] in COLLECTIVES and (col[i] == "NONE") == (int(col[i + 1]) == 0) for i in (3, 6, 9))
+        ok = ok and all(int(col[i]) >= 0 for i in (2, 5, 8, 11))
+        if not ok:
+            errors.append(f"workload row {line!r}")
+            continue
+        rows[col[0]] = col
+    H, T, s, tp = cfg["hidden"], cfg["micro_batch"] * cfg["seq"], 4, cfg["tp"]
+    M = cfg["global_batch"] // (cfg["micro_batch"] * cfg["dp"])
+    Hl, Fl, Vl = H // tp, 4 * H // tp, cfg["vocab"] // tp
+    layer_params = Fl * H + Fl + H * Fl + Hl * H + 3 * H * Hl + 4 * H
+    want = {"embedding": (M * T * H * s, 0, (cfg["seq"] + Vl) * H * s),
+            "final": (M * 3 * T * s, M * T * H * s, (H * Vl + 2 * H) * s)}
+    want.update({f"layer{i}": (M * 2 * T * H * s, M * 2 * T * H * s, layer_params * s) for i in range(cfg["layers"])})
+    if list(rows) != ["embedding"] + [f"layer{i}" for i in range(cfg["layers"])] + ["final"]:
+        errors.append(f"workload layers {list(rows)}")
+    for name, (fwd, ig, wg) in want.items():
+        col = rows.get(name)
+        if col and (int(col[4]), int(col[7]), int(col[10])) != (fwd, ig, wg):
+            errors.append(f"workload {name}: tp forward, tp backward, dp bytes {col[4]}, {col[7]}, {col[10]}; "
+                          f"the model's arithmetic gives {fwd}, {ig}, {wg}")
+    p = subprocess.run([sextant, "predict", compute_model, "--train", train, "--json", "-"], capture_output=True,
+                       text=True)
+    parts = json.loads(p.stdout[p.stdout.index("{"):])["prediction"]["breakdown_seconds"] if p.returncode == 0 else {}
+    half_us = 0.5 * len(rows)  # each row's times are rounded to whole microseconds
+    for what, columns in (("forward compute", (2,)), ("backward compute", (5, 8)), ("optimizer", (11,))):
+        got = sum(int(c[i]) for c in rows.values() for i in columns)
+        if what not in parts or abs(got - parts[what] * 1e6) > half_us * len(columns):
+            errors.append(f"workload {what}: {got} us in all; predict --train says {parts.get(what, 0) * 1e6:.1f} us")
+    print(f"astra-sim workload of {train}: {len(rows)} layers, compute "
+          f"{sum(int(c[i]) for c in rows.values() for i in (2, 5, 8))} us per step")
+bad = subprocess.run([sextant, "export", compute_model, "--to", "astra-sim", "-o", "/nonexistent/x", "--train",
+                      train.replace("tp=2", "tp=1,pp=2")], capture_output=True, text=True)
+if bad.returncode != 2 or "pp=1" not in bad.stderr:
+    errors.append(f"workload with pp=2: exit {bad.returncode}: {bad.stderr.strip()}")
+
 # calculon (from a model file with comm and compute parts): the schema its System,
 # Processor, Memory and Network classes accept (the keys each asserts, efficiencies in
 # (0, 1], thresholds descending to 0, offsets given for collectives only), and the

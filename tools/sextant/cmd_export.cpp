@@ -19,6 +19,8 @@
 #include "models/comm_model.hpp"
 #include "models/compute_model.hpp"
 #include "models/model_file.hpp"
+#include "models/step_predictor.hpp"
+#include "models/train_plan.hpp"
 #include "tools/sextant/cli.hpp"
 
 namespace sextant::cli {
@@ -32,6 +34,7 @@ using Files = std::vector<std::pair<std::string, std::string>>;
 
 struct ExportOptions {
   int ranks = 0, ranks_per_node = 0;  // astra-sim: the system to describe
+  std::string train;                  // astra-sim: a training step to write as its workload
   double memory_per_rank = 0;         // calculon: mem1 capacity, bytes
 };
 
@@ -91,7 +94,109 @@ Files export_extrap(const std::string& results, const ExportOptions&) {
 // are halvingDoubling, pairwise is direct; ring where nothing was identified); compute
 // from the compute part when the model has one (peak-perf: the fp32 ceiling in TFLOP/s,
 // local-mem-bw: the slowest memory level's bandwidth in GB/s).
-Files export_astra_sim(const std::string& model_path, const ExportOptions& o) {
+// ASTRA-sim's workload for a --train configuration, in ASTRA-sim's text workload form:
+// the layer table that Chakra's text converter (`et_converter --input_type Text`) turns
+// into the execution traces ASTRA-sim 2.0 runs. Line 1 the parallelism (DATA: DP only;
+// MODEL: TP only; HYBRID_DATA_MODEL: DP across the model-parallel groups of
+// model_parallel_NPU_group NPUs), line 2 the number of layers, then a row per layer:
+//   name trainable fwd_compute fwd_comm fwd_size ig_compute ig_comm ig_size
+//   wg_compute wg_comm wg_size update
+// with compute in whole microseconds (the converter's duration_micros) and sizes in
+// bytes of the whole buffer. The layers are the step plan's: the embedding, each
+// transformer layer, the final norm, head and loss. Per layer and step (all
+// micro-batches): the forward ops' cost, the backward ops that read no parameter
+// gradient (input gradient) and those that accumulate one (weight gradient), each as the
+// step predictor costs it in the step's cache state; forward and input-gradient comm the
+// layer's TP allreduces, merged into one of their summed bytes (the format has one
+// collective per phase); weight-gradient comm the DP allreduce of the layer's gradients
+// (ZeRO-1's reduce-scatter and all-gather written as that allreduce: the same bytes);
+// update the optimizer step's cost, shared among the layers by their parameter bytes.
+// Pipeline stages have no place in the format: pp must be 1.
+std::string astra_sim_workload(const model::ModelFile& file, const std::string& model_path, const std::string& text) {
+  auto config = model::parse_train_config(text);
+  if (config.pp != 1)
+    throw UsageError("--train: pp=" + std::to_string(config.pp) +
+                     ": ASTRA-sim's text workload has no pipeline stages; give pp=1");
+  const auto& compute = model::compute_part(file, model_path);
+  model::choose_dense_path(config, text, compute);
+  const auto plan = model::plan_step(config);
+  const auto& stage = plan.stages.front();
+  const auto seconds = model::stage_op_seconds(plan, 0, compute);
+  const double M = config.micro_batches();
+
+  struct Layer {
+    std::string name;
+    double forward = 0, input_grad = 0, weight_grad = 0, forward_tp = 0, backward_tp = 0, gradient_bytes = 0;
+  };
+  std::vector<Layer> layers;  // in forward order
+  auto layer_of = [&](const std::string& op) -> Layer& {
+    const std::string name = op.substr(0, op.find('.'));
+    for (auto& l : layers)
+      if (l.name == name) return l;
+    return layers.emplace_back(Layer{name});
+  };
+  auto reads_gradient = [](const model::ComputeOp& op) {
+    return std::any_of(op.operands.begin(), op.operands.end(), [](const auto& x) { return x.tensor.rfind("g:", 0) == 0; });
+  };
+  for (const auto& op : stage.forward.compute) layer_of(op.name).forward += M * seconds.at(op.name);
+  for (const auto& op : stage.backward.compute)
+    (reads_gradient(op) ? layer_of(op.name).weight_grad : layer_of(op.name).input_grad) += M * seconds.at(op.name);
+  for (const auto& c : stage.forward.comm) layer_of(c.name).forward_tp += M * c.bytes;
+  for (const auto& c : stage.backward.comm) layer_of(c.name).backward_tp += M * c.bytes;
+  // A gradient belongs to the layer whose backward op accumulates it ("g:head.weight" to
+  // the final layer's logits GEMM, "g:layer3.ln1.gamma" to the op writing "g:layer3.ln1").
+  auto owner = [&](const std::string& gradient) -> Layer& {
+    for (const auto& op : stage.backward.compute)
+      for (const auto& x : op.operands)
+        if (gradient == x.tensor || gradient.rfind(x.tensor + ".", 0) == 0) return layer_of(op.name);
+    return layer_of(gradient.substr(2));
+  };
+  double all_gradient_bytes = 0;
+  for (const auto& g : stage.dp_sync_operands) {
+    owner(g.tensor).gradient_bytes += g.bytes;
+    all_gradient_bytes += g.bytes;
+  }
+  double optimizer = 0;
+  for (const auto& op : stage.optimizer.compute) optimizer += seconds.at(op.name);
+
+  const char* parallelism = config.tp > 1 ? (config.dp > 1 ? "HYBRID_DATA_MODEL" : "MODEL") : "DATA";
+  std::string out = parallelism;
+  if (config.tp > 1 && config.dp > 1) out += " model_parallel_NPU_group: " + std::to_string(config.tp);
+  out += "\n" + std::to_string(layers.size()) + "\n";
+  double exact = 0, written = 0;
+  auto micros = [&](double t) {
+    const long long us = std::llround(t * 1e6);
+    exact += t * 1e6;
+    written += double(us);
+    return std::to_string(us);
+  };
+  auto comm = [](double bytes, const char* type) {
+    const long long b = std::llround(bytes);
+    return b > 0 ? std::string(type) + " " + std::to_string(b) : std::string("NONE 0");
+  };
+  for (const auto& l : layers) {
+    const bool trainable = l.gradient_bytes > 0;
+    out += l.name + (trainable ? " 1 " : " -1 ") + micros(l.forward) + " " + comm(l.forward_tp, "ALLREDUCE") + " " +
+           micros(l.input_grad) + " " + comm(l.backward_tp, "ALLREDUCE") + " " + micros(l.weight_grad) + " " +
+           comm(config.dp > 1 ? l.gradient_bytes : 0, "ALLREDUCE") + " " +
+           micros(all_gradient_bytes > 0 ? optimizer * l.gradient_bytes / all_gradient_bytes : 0) + "\n";
+  }
+  std::cerr << "sextant export: workload of " << layers.size() << " layers, " << config.ranks() << " NPUs (dp " << config.dp
+            << " x tp " << config.tp << "), " << M << " micro-batch(es) per step; compute " << format_seconds(exact * 1e-6)
+            << " per step, written in whole microseconds (" << std::fabs(written - exact) / std::max(exact, 1e-300) * 100
+            << "% off by rounding)\n";
+  return out;
+}
+
+Files export_astra_sim(const std::string& model_path, const ExportOptions& options) {
+  ExportOptions o = options;
+  if (!o.train.empty()) {  // the workload's NPUs are the network's
+    const int ranks = model::parse_train_config(o.train).ranks();
+    if (o.ranks > 0 && o.ranks != ranks)
+      throw UsageError("--ranks " + std::to_string(o.ranks) + ": the --train layout has " + std::to_string(ranks) +
+                       " ranks (dp x tp x pp); give the same or leave --ranks out");
+    o.ranks = ranks;
+  }
   const auto file = model::read_model_file(model_path);
   const auto& comm = model::comm_part(file, model_path);
   const auto& compute = file.compute;
@@ -163,7 +268,9 @@ Files export_astra_sim(const std::string& model_path, const ExportOptions& o) {
   } else {
     system["roofline-enabled"] = 0;
   }
-  return {{"network.yml", network}, {"system.json", system.dump(4) + "\n"}};
+  Files files{{"network.yml", network}, {"system.json", system.dump(4) + "\n"}};
+  if (!o.train.empty()) files.push_back({"workload.txt", astra_sim_workload(file, model_path, o.train)});
+  return files;
 }
 
 // Calculon's system file (the schema of calculon's System, Processor, Memory and
@@ -303,6 +410,9 @@ void register_export(CLI::App& app, Context&) {
   cmd->add_option("--ranks-per-node", a->options.ranks_per_node,
                   "astra-sim: a second dimension, nodes of this many NPUs (needs intra and inter fits)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--train", a->options.train,
+                  "astra-sim: also write workload.txt, ASTRA-sim's text workload of this training step "
+                  "(layers=..,hidden=..,dp=..,tp=.., pp=1; as predict --train takes it)");
   cmd->add_option("--memory-per-rank", a->memory_text, "calculon: memory of one rank, e.g. 16G (mem1 capacity)");
   cmd->callback([a] {
     if (!a->memory_text.empty()) {
@@ -317,6 +427,8 @@ void register_export(CLI::App& app, Context&) {
       for (const auto& f : formats) known += (known.empty() ? "" : ", ") + std::string(f.name);
       throw UsageError("--to '" + a->to + "': unknown format (known: " + known + ")");
     }
+    if (!a->options.train.empty() && std::string(format->name) != "astra-sim")
+      throw UsageError("--train: a workload is written for --to astra-sim only");
     if (same_file(a->input, a->output)) throw UsageError("-o " + a->output + ": is the input file");
     const Files files = format->write(a->input, a->options);
     if (files.size() == 1 && files.front().first.empty()) {

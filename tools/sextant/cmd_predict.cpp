@@ -43,18 +43,12 @@ Json document(const std::string& kind, const std::string& model_path) {
               {"sextant_version", SEXTANT_VERSION}};
 }
 
-// The dense path a --train configuration runs: the one it names, else the one the
-// model's operators were measured on (the train suite measures its proxy's).
-void choose_dense_path(model::TrainConfig& config, const std::string& text, const model::ComputeModel& compute) {
-  if (text.find("dense=") == std::string::npos) config.dense = compute.measured_dense_path();
-}
-
 Json predict_train(const std::string& path, const std::string& text, model::LevelMap levels, int ranks_per_node) {
   auto config = model::parse_train_config(text);  // usage errors before any file is read
   const auto file = model::read_model_file(path);
   const auto& compute = model::compute_part(file, path);
   const auto comm = file.comm.value_or(model::CommModel{});  // none for one rank
-  choose_dense_path(config, text, compute);
+  model::choose_dense_path(config, text, compute);
   auto plan = model::plan_step(config);
   std::vector<std::string> placement_notes;
   if (ranks_per_node > 0) levels = model::placed_levels(config, ranks_per_node, comm, &placement_notes);
@@ -92,7 +86,7 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
   const auto file = model::read_model_file(path);
   const auto& compute = model::compute_part(file, path);
   const auto comm = file.comm.value_or(model::CommModel{});  // none for one rank
-  choose_dense_path(base, text, compute);
+  model::choose_dense_path(base, text, compute);
   const auto t0 = std::chrono::steady_clock::now();
   auto found = model::search_layouts(base, ranks, comm, compute, levels, memory_limit, ranks_per_node,
                                      file.sync ? &*file.sync : nullptr);
