@@ -56,8 +56,19 @@ class Coster {
 
   // A point-to-point message between stages: what the receiver waits for before it
   // sees the message (the latency part) and what receiving it takes (the transfer part).
+  // Measured where the model has late_receive: what a receiver that posts after the
+  // message was sent pays from its post (a rendezvous protocol only starts the transfer
+  // then, an eager one has delivered it); else the Hockney split, beta n.
   Message message(const CommOp& op) {
     const auto& c = costed(op);
+    if (op.name.empty() || op.ranks < 2 || op.bytes <= 0) return {};
+    const std::string& level = levels_.of(op.traffic);
+    if (comm_.find("late_receive", level, dtype_, op.ranks)) {
+      auto [at, fresh] = receive_costs_.try_emplace({level, op.bytes});
+      if (fresh) at->second = comm_.predict("late_receive", op.bytes, op.ranks, level, dtype_).seconds;
+      const double receive = std::clamp(at->second, 0.0, c.seconds);
+      return {c.seconds - receive, receive};
+    }
     return {c.seconds - c.transfer, c.transfer};
   }
 
@@ -101,6 +112,7 @@ class Coster {
   };
   std::map<std::string, OpCost> op_costs_;
   std::map<std::tuple<std::string, double, int>, Costed> comm_costs_;
+  std::map<std::pair<std::string, double>, double> receive_costs_;  // late_receive by level and bytes
 };
 
 // The partners' wait of each blocking collective of a phase (SyncModel): the compute

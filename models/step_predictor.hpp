@@ -6,9 +6,10 @@
 //   per micro-batch on stage s:  F_s = forward compute + its TP collectives
 //                                B_s = backward compute + its TP collectives
 //   an action starts when its stage is free and its input has arrived: a message sent
-//   when the neighbour's action ends is seen alpha later (the pt2pt model's latency
-//   part) and then takes the receiving stage its transfer part (beta n) before the
-//   compute starts. Each stage's last action is followed by its gradient sync (exposed
+//   when the neighbour's action ends takes the receiving stage what receiving it costs
+//   once posted (the late_receive benchmark: a copy for an eager message, the handshake
+//   and transfer for a rendezvous one; without it the Hockney split's beta n) and
+//   arrives no sooner than its one-way time (the ping-pong's) after the send. Each stage's last action is followed by its gradient sync (exposed
 //   part: all of it, or with overlap what the last micro-batch's backward compute does
 //   not hide) and its optimizer step; the step ends with the last stage to finish.
 //

@@ -36,6 +36,11 @@ struct Case {
   WaitMode wait = WaitMode::blocking;
   Buffer* send = nullptr;
   Buffer* recv = nullptr;
+  // late_receive: how long the receiver computes (no MPI call) before it posts.
+  double receive_delay = 0;
+  // Set by a run that times part of its iteration itself (late_receive: the receiver
+  // from its post on); < 0: the harness times the whole iteration.
+  double timed_seconds = -1;
 
   MPI_Datatype type() const { return info(dtype).mpi; }
   int icount() const { return static_cast<int>(count); }
@@ -79,6 +84,10 @@ struct Benchmark {
   bool nonblocking = false; // timed as start + wait; also measured against overlapped compute
   SizeUnit size_unit = SizeUnit::vector;
   bool sized = true;        // false: no message (barrier): measured once, as size 0
+  // The receiver posts late (Case::receive_delay, set by the harness to twice what the
+  // message takes a waiting receiver, from the warm-up): times what receiving costs once
+  // the message has had time to arrive.
+  bool late_receiver = false;
 };
 
 // Every measurable benchmark, blocking collectives and pt2pt first; non-blocking

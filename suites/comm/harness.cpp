@@ -141,6 +141,15 @@ class Sweep {
     }
   }
 
+  // One iteration, timed: all of it, or the part the benchmark times itself.
+  double timed_run(const Benchmark& b, Case& c) {
+    c.timed_seconds = -1;
+    const double t0 = MPI_Wtime();
+    run_once(b, c);
+    const double t = MPI_Wtime() - t0;
+    return c.timed_seconds >= 0 ? c.timed_seconds : t;
+  }
+
   // ---- validation ------------------------------------------------------------
 
   long long check(const Benchmark& b, Case c, Buffer& send, Buffer& recv, bool in_place) {
@@ -197,7 +206,7 @@ class Sweep {
 
   // One batch of iterations; returns this rank's times (NaN for late starts).
   std::vector<double> time_batch(const Benchmark& b, std::vector<Case>& cases, std::size_t first,
-                                 std::size_t n, const ClockSync& clock, double window) {
+                                 std::size_t n, const ClockSync& clock, double window, double gap) {
     std::vector<double> t(n, nan);
     double start = 0;
     if (o_.sync == SyncMode::window) {
@@ -208,9 +217,9 @@ class Sweep {
       Case& c = cases[(first + k) % cases.size()];
       if (o_.sync == SyncMode::barrier) {
         barrier(comm_, wait_);
-        double t0 = MPI_Wtime();
-        run_once(b, c);
-        t[k] = (MPI_Wtime() - t0) / b.time_divisor;
+        for (const double idle_until = MPI_Wtime() + gap; MPI_Wtime() < idle_until;)
+          if (wait_ == WaitMode::yield) sched_yield();
+        t[k] = timed_run(b, c) / b.time_divisor;
       } else {
         double target = start + static_cast<double>(k) * window - clock.offset;  // local clock
         bool forced_late = rt_.rank() == o_.late_rank;
@@ -221,8 +230,9 @@ class Sweep {
         bool late = forced_late || MPI_Wtime() > target;
         while (MPI_Wtime() < target)
           if (wait_ == WaitMode::yield) sched_yield();
+        c.timed_seconds = -1;
         run_once(b, c);
-        if (!late) t[k] = (MPI_Wtime() - target) / b.time_divisor;
+        if (!late) t[k] = (c.timed_seconds >= 0 ? c.timed_seconds : MPI_Wtime() - target) / b.time_divisor;
       }
     }
     return t;
@@ -271,6 +281,24 @@ class Sweep {
       barrier(comm_, wait_);
       run_once(b, cases[k % sets]);
     }
+    s.gap = o_.gap;
+    if (s.gap < 0) {  // as long as the operation: one more warm-up run, timed, the slowest rank's
+      barrier(comm_, wait_);
+      s.gap = timed_run(b, cases[0]);
+      allreduce(MPI_IN_PLACE, &s.gap, 1, MPI_DOUBLE, MPI_MAX, comm_, wait_);
+    }
+    if (b.late_receiver) {
+      // The receiver posts late by twice what the message takes it when it waits (the
+      // slowest of a few runs, on any rank, its start skew included): by then an eager
+      // message has arrived.
+      double takes = 0;
+      for (int k = 0; k < 3; ++k) {
+        barrier(comm_, wait_);
+        takes = std::max(takes, timed_run(b, cases[0]));
+      }
+      allreduce(MPI_IN_PLACE, &takes, 1, MPI_DOUBLE, MPI_MAX, comm_, wait_);
+      for (auto& c : cases) c.receive_delay = 2 * takes;
+    }
 
     ClockSync clock;
     double window = 0;
@@ -281,14 +309,14 @@ class Sweep {
       std::vector<double> pilot;
       for (int k = 0; k < 5; ++k) {
         barrier(comm_, wait_);
-        double t0 = MPI_Wtime();
-        run_once(b, cases[0]);
+        const double t0 = MPI_Wtime();
+        run_once(b, cases[0]);  // the whole iteration: the window must hold all of it
         pilot.push_back(MPI_Wtime() - t0);
       }
       std::sort(pilot.begin(), pilot.end());
       window = pilot[2];
       allreduce(MPI_IN_PLACE, &window, 1, MPI_DOUBLE, MPI_MAX, comm_, wait_);
-      window = 2 * window + 4 * clock.residual + 5e-6;
+      window = 2 * window + 4 * clock.residual + 5e-6 + s.gap;
     }
 
     // Window mode: a size whose starts are (nearly) all late widens its window and tries
@@ -352,7 +380,7 @@ class Sweep {
     std::size_t done = 0, batch = first_batch;
     for (;;) {
       batch = std::min(batch, o_.max_iterations - done);
-      auto local = time_batch(b, cases, s.total, batch, clock, window);
+      auto local = time_batch(b, cases, s.total, batch, clock, window, o_.sync == SyncMode::barrier ? s.gap : 0);
       std::vector<double> all(is_root() ? batch * static_cast<std::size_t>(size_) : 1);
       gather(local.data(), static_cast<int>(batch), MPI_DOUBLE, all.data(), 0, comm_, wait_);
       int verdict = 0;  // 0 go on, else 1 + StopReason
@@ -485,7 +513,7 @@ nlohmann::json to_json(const BenchmarkResult& r, const Options& o) {
                           {"algbw_Bps", s.algbw},     {"busbw_Bps", s.busbw},    {"wrong", s.wrong},
                           {"wrong_in_place", s.wrong_in_place}, {"valid", s.valid}, {"total", s.total},
                           {"stop", stats::to_string(s.stop)}, {"sync_window_s", s.sync_window},
-                          {"unmeasured", s.unmeasured}});
+                          {"gap_s", s.gap}, {"unmeasured", s.unmeasured}});
   }
   return j;
 }
@@ -494,7 +522,12 @@ std::vector<std::uint64_t> sizes_for(const Benchmark& b, Dtype dtype, const Opti
   if (!b.sized) return {0};
   std::vector<std::uint64_t> out;
   auto elem = info(dtype).size;
-  for (auto bytes : geometric_sizes(o.sizes, o.factor)) {
+  auto sizes = geometric_sizes(o.sizes, o.factor);
+  if (const auto extra = o.extra_sizes.find(b.name); extra != o.extra_sizes.end()) {
+    sizes.insert(sizes.end(), extra->second.begin(), extra->second.end());
+    std::sort(sizes.begin(), sizes.end());
+  }
+  for (auto bytes : sizes) {
     if (bytes > 0 && bytes < elem) continue;  // no whole element
     auto rounded = bytes / elem * elem;
     if (out.empty() || out.back() != rounded) out.push_back(rounded);
@@ -610,6 +643,7 @@ void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o
   g.write("wrong_in_place", icolumn([](const SizeResult& s) { return s.wrong_in_place; }));
   g.write("clock_residual", column([](const SizeResult& s) { return s.clock_residual; }));
   g.write("sync_window", column([](const SizeResult& s) { return s.sync_window; }));
+  g.write("gap", column([](const SizeResult& s) { return s.gap; }));
   std::vector<std::string> unmeasured;
   for (const auto& s : r.sizes) unmeasured.push_back(s.unmeasured);
   g.write("unmeasured", unmeasured);

@@ -3,6 +3,7 @@
 // for every benchmark descriptor; timing, synchronisation, adaptive repetition,
 // validation, statistics and output live here and nowhere else.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,14 @@ struct Options {
   std::size_t min_iterations = 10;
   std::size_t warmup = 10;
   SyncMode sync = SyncMode::barrier;
+  // Idle seconds before each timed iteration (after its barrier; in window mode, added to
+  // the window). 0, OSU's way: iterations back to back, each meeting the transport as the
+  // previous one left it. An application's collective usually follows compute and meets
+  // it idle, which on TCP across hosts is measurably different (a 256 KiB allreduce at
+  // 200 us one-way: 6.5 ms back to back, 4.7 ms after 0.2 ms or more of idle).
+  // gap_as_long_as_the_operation: idle as long as the operation takes (its last warm-up
+  // run, the slowest rank's), whatever the transport's own settling time.
+  double gap = 0;
   double budget_seconds = 0.25;     // per size
   double rel_ci_half_width = 0.02;
   std::vector<std::string> benchmarks;  // empty = all
@@ -40,6 +49,10 @@ struct Options {
   Reduction reduction = Reduction::sum;
   std::vector<Level> levels{Level::world};
   std::vector<int> rank_counts;  // the rank sweep (each on the level's first p ranks); empty = all
+  // Sizes measured besides the sweep's, per benchmark (in its size unit): the train suite
+  // adds those its plans send, so that a step's collectives are predicted from their own
+  // sizes rather than between sweep points a factor apart.
+  std::map<std::string, std::vector<std::uint64_t>, std::less<>> extra_sizes;
   int check_iterations = 1;
   bool off_cache = false;
   bool time_in_place = false;
@@ -53,6 +66,8 @@ struct Options {
   int late_rank = -1;
   double late_seconds = 0;
 };
+
+inline constexpr double gap_as_long_as_the_operation = -1;
 
 // Applies --quick: a short sweep for smoke runs and CI.
 void make_quick(Options& o);
@@ -69,6 +84,7 @@ struct SizeResult {
   double algbw = 0, busbw = 0;     // bytes/s from the median
   double clock_residual = 0;       // window mode
   double sync_window = 0;          // window mode: the last window used, seconds (NaN in barrier mode)
+  double gap = 0;                  // idle seconds before each timed iteration (Options::gap)
   std::string unmeasured;          // why no time could be measured ("" = measured); time is then NaN
   // Non-blocking benchmarks (OMB-NBC definitions), NaN otherwise.
   double overlapped = 0, compute = 0, overlap_percent = 0;

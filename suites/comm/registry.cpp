@@ -6,7 +6,7 @@
 
 // Every descriptor, each defined in its own file of benchmarks/.
 namespace sextant::comm::benchmarks {
-extern const Benchmark pingpong, bandwidth, bibandwidth, multi_latency, multi_bandwidth;
+extern const Benchmark pingpong, late_receive, bandwidth, bibandwidth, multi_latency, multi_bandwidth;
 extern const Benchmark barrier, bcast, reduce, allreduce, allgather, reduce_scatter, alltoall, gather, scatter,
     reduce_local, scan;
 }  // namespace sextant::comm::benchmarks
@@ -24,7 +24,7 @@ Benchmark nonblocking(const Benchmark& b, std::string_view name) {
 
 std::vector<Benchmark> build() {
   namespace bm = benchmarks;
-  return {bm::pingpong,  bm::bandwidth, bm::bibandwidth, bm::multi_latency, bm::multi_bandwidth,
+  return {bm::pingpong,  bm::late_receive, bm::bandwidth, bm::bibandwidth, bm::multi_latency, bm::multi_bandwidth,
           bm::barrier,   bm::bcast,     bm::reduce,      bm::allreduce,     bm::allgather,
           bm::reduce_scatter, bm::alltoall, bm::gather, bm::scatter, bm::reduce_local, bm::scan,
           nonblocking(bm::allreduce, "iallreduce"), nonblocking(bm::allgather, "iallgather"),

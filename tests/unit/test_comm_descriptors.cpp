@@ -61,10 +61,12 @@ void expect_all(const Benchmark& b, const Case& c, Ref ref) {
   }
 }
 
-const std::vector<std::string> kAll{"pingpong", "bandwidth", "bibandwidth", "multi_latency", "multi_bandwidth",
-                                    "barrier", "bcast", "reduce", "allreduce", "allgather", "reduce_scatter",
-                                    "alltoall", "gather", "scatter", "reduce_local", "scan", "iallreduce",
-                                    "iallgather", "ireduce_scatter", "ialltoall", "ibcast"};
+const std::vector<std::string> kAll{"pingpong",       "late_receive",    "bandwidth",    "bibandwidth",
+                                    "multi_latency",  "multi_bandwidth", "barrier",      "bcast",
+                                    "reduce",         "allreduce",       "allgather",    "reduce_scatter",
+                                    "alltoall",       "gather",          "scatter",      "reduce_local",
+                                    "scan",           "iallreduce",      "iallgather",   "ireduce_scatter",
+                                    "ialltoall",      "ibcast"};
 
 TEST(CommRegistry, HoldsEveryBenchmarkOnceAndCompletely) {
   std::set<std::string> names;
@@ -219,6 +221,7 @@ TEST(CommExpect, PointToPointPartners) {
       expect_all(bench("pingpong"), c, from(single, false));
       expect_all(bench("bibandwidth"), c, from(single, false));
       expect_all(bench("bandwidth"), c, from(single, true));
+      expect_all(bench("late_receive"), c, from(single, true));
       expect_all(bench("multi_latency"), c, from(multi, false));
       expect_all(bench("multi_bandwidth"), c, from(multi, true));
     }
@@ -226,6 +229,8 @@ TEST(CommExpect, PointToPointPartners) {
   EXPECT_EQ(bench("pingpong").time_divisor, 2);
   EXPECT_TRUE(bench("bandwidth").windowed);
   EXPECT_FALSE(bench("pingpong").typed);
+  EXPECT_TRUE(bench("late_receive").late_receiver);
+  EXPECT_EQ(bench("late_receive").time_divisor, 1);
 }
 
 }  // namespace

@@ -54,6 +54,14 @@ comm::Options CommArgs::resolve(const MeasureArgs& m, bool dtypes_apply) const {
   if (m.budget != 0) o.budget_seconds = m.budget;
   if (m.precision != 0) o.rel_ci_half_width = m.precision;
   o.sync = comm::parse_sync(a.sync);
+  if (a.gap == "op") {
+    o.gap = comm::gap_as_long_as_the_operation;
+  } else if (!a.gap.empty()) {
+    const auto seconds = parse_number(a.gap);
+    if (!seconds || *seconds < 0 || *seconds > 10)
+      throw UsageError("--gap '" + a.gap + "': give seconds in [0, 10] (e.g. 0.0005) or 'op'");
+    o.gap = *seconds;
+  }
   o.benchmarks = split_list(a.benchmarks);
   o.dtypes.clear();
   for (const auto& d : split_list(dtypes_apply ? m.dtypes : std::string("float32"))) {
@@ -119,6 +127,7 @@ train::PipelineOptions TrainArgs::resolve(const MeasureArgs& m, const CommArgs& 
   o.quick = m.quick;
   o.steps = a.steps;
   o.comm_sizes_given = comm.sizes_given;
+  o.comm_gap_given = !comm.gap.empty();
   return o;
 }
 
@@ -177,6 +186,10 @@ void CommArgs::add(CLI::App& cmd) {
   cmd.add_option("-f,--factor", factor, "size step factor (default 2)")->check(checks::above(1))->group(group);
   cmd.add_option("-x,--warmup", warmup, "warm-up iterations per size (default 10; --quick 3)")->check(CLI::NonNegativeNumber)->group(group);
   cmd.add_option("--sync", sync, "barrier (OSU/IMB-comparable; default) | window (ReproMPI-style)")->group(group);
+  cmd.add_option("--gap", gap,
+                 "idle seconds before each timed iteration, or 'op': as long as the operation takes (default 0: back "
+                 "to back, as OSU; the train suite: op, as a step's collectives follow compute)")
+      ->group(group);
   std::string names;
   for (const auto& b : comm::registry()) names += (names.empty() ? "" : ", ") + std::string(b.name);
   cmd.add_option("--collectives,--benchmarks", benchmarks, "comma-separated benchmark names (default all: " + names + ")")

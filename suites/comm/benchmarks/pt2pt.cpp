@@ -1,6 +1,8 @@
 // Point-to-point benchmarks (sized in bytes). Pairs are (0, 1) for the single-pair
 // benchmarks and (r, r + p/2) for the multi-pair ones, so with one rank per node
 // first and the rest after, the pairs cross the node boundary.
+#include <sched.h>
+
 #include <vector>
 
 #include "suites/comm/benchmarks/collectives.hpp"
@@ -34,6 +36,28 @@ void pingpong_with(Case& c, int partner) {
     SEXTANT_MPI_CHECK(MPI_Isend(c.sbuf(), c.icount(), MPI_BYTE, partner, tag, c.comm, &r));
     wait(r, c.wait);
   }
+}
+
+// The leader sends one message; its partner computes (no MPI call) for receive_delay,
+// then receives: the partner's time from its post is what a receiver pays for a message
+// that was sent while it computed. An eager protocol has delivered it (a copy remains); a
+// rendezvous one has only announced it, and the handshake and the transfer start at the
+// post. The step predictor charges a pipeline stage this for each message it receives.
+void late_receive_with(Case& c, int partner) {
+  c.timed_seconds = 0;  // a rank outside the pair, and the leader, time nothing
+  if (partner < 0) return;
+  MPI_Request r;
+  if (leads(c, partner)) {
+    SEXTANT_MPI_CHECK(MPI_Isend(c.sbuf(), c.icount(), MPI_BYTE, partner, tag, c.comm, &r));
+    wait(r, c.wait);
+    return;
+  }
+  for (const double until = MPI_Wtime() + c.receive_delay; MPI_Wtime() < until;)
+    if (c.wait == WaitMode::yield) sched_yield();
+  const double t0 = MPI_Wtime();
+  SEXTANT_MPI_CHECK(MPI_Irecv(c.rbuf(), c.icount(), MPI_BYTE, partner, tag, c.comm, &r));
+  wait(r, c.wait);
+  c.timed_seconds = MPI_Wtime() - t0;
 }
 
 // A window of messages from the leader to its partner, then a zero-byte ack (OSU bw).
@@ -87,6 +111,19 @@ extern const Benchmark pingpong{
     .run = [](Case& c) { pingpong_with(c, single_pair_partner(c)); },
     .expect = [](const Case& c, std::size_t i) { return from_partner(c, single_pair_partner(c), i); },
     .time_divisor = 2,
+};
+
+extern const Benchmark late_receive{
+    .name = "late_receive",
+    .family = Family::pt2pt,
+    .typed = false,
+    .data_elements = detail::same,
+    .busbw_factor = detail::one,
+    .send_elements = detail::same,
+    .recv_elements = detail::same,
+    .run = [](Case& c) { late_receive_with(c, single_pair_partner(c)); },
+    .expect = [](const Case& c, std::size_t i) { return from_leader(c, single_pair_partner(c), i); },
+    .late_receiver = true,
 };
 
 extern const Benchmark bandwidth{
