@@ -150,24 +150,23 @@ CostTerms barrier_dissemination(const Link& l, double, int p) {
 }
 
 const CollectiveAlgorithm table[] = {
-    {"allreduce", "recursive_doubling", allreduce_recursive_doubling},
-    {"allreduce", "rabenseifner", allreduce_rabenseifner},
-    {"allreduce", "ring", allreduce_ring},
-    {"allgather", "ring", allgather_ring},
-    {"allgather", "recursive_doubling", allgather_recursive_doubling},
-    {"reduce_scatter", "recursive_halving", reduce_scatter_recursive_halving},
-    {"reduce_scatter", "pairwise", reduce_scatter_pairwise},
-    {"bcast", "binomial", bcast_binomial},
-    {"bcast", "scatter_allgather", bcast_scatter_allgather},
-    {"reduce", "binomial", reduce_binomial},
-    {"reduce", "rabenseifner", reduce_rabenseifner},
-    {"alltoall", "bruck", alltoall_bruck},
-    {"alltoall", "pairwise", alltoall_pairwise},
-    {"gather", "binomial", gather_binomial},
-    {"scatter", "binomial", gather_binomial},
-    {"barrier", "dissemination", barrier_dissemination},
+    {"allreduce", "recursive_doubling", allreduce_recursive_doubling, "recursive_doubling"},
+    {"allreduce", "rabenseifner", allreduce_rabenseifner, "reduce_scatter_allgather"},
+    {"allreduce", "ring", allreduce_ring, "ring"},
+    {"allgather", "ring", allgather_ring, "ring"},
+    {"allgather", "recursive_doubling", allgather_recursive_doubling, "recursive_doubling brucks"},
+    {"reduce_scatter", "recursive_halving", reduce_scatter_recursive_halving, "recursive_halving"},
+    {"reduce_scatter", "pairwise", reduce_scatter_pairwise, "pairwise"},
+    {"bcast", "binomial", bcast_binomial, "binomial"},
+    {"bcast", "scatter_allgather", bcast_scatter_allgather, "scatter_recursive_doubling_allgather"},
+    {"reduce", "binomial", reduce_binomial, "binomial"},
+    {"reduce", "rabenseifner", reduce_rabenseifner, "reduce_scatter_gather"},
+    {"alltoall", "bruck", alltoall_bruck, "brucks"},
+    {"alltoall", "pairwise", alltoall_pairwise, "pairwise pairwise_sendrecv_replace"},
+    {"gather", "binomial", gather_binomial, "binomial"},
+    {"scatter", "binomial", gather_binomial, "binomial"},
+    {"barrier", "dissemination", barrier_dissemination, "dissemination"},
 };
-
 }  // namespace
 
 void Link::path(CostTerms& c, double m, double latencies, double injections) const {
@@ -200,22 +199,78 @@ double busbw_factor(std::string_view op, int p) {
   return 1;
 }
 
+const CollectiveAlgorithm* find_library_algorithm(std::string_view op, std::string_view library_name) {
+  for (const auto& a : table) {
+    if (a.op != op) continue;
+    for (std::string_view names = a.library_names; !names.empty();) {
+      const auto space = names.find(' ');
+      if (names.substr(0, space) == library_name) return &a;
+      names = space == std::string_view::npos ? std::string_view{} : names.substr(space + 1);
+    }
+  }
+  return nullptr;
+}
+
 std::string_view base_op(std::string_view benchmark) {
+  benchmark = benchmark.substr(0, benchmark.find('@'));
   if (!benchmark.empty() && benchmark[0] == 'i' && !algorithms_for(benchmark.substr(1)).empty())
     return benchmark.substr(1);
   return benchmark;
 }
 
+std::string_view forced_algorithm(std::string_view benchmark) {
+  const auto at = benchmark.find('@');
+  return at == std::string_view::npos ? std::string_view{} : benchmark.substr(at + 1);
+}
+
+namespace {
+
+// A size and the algorithm that explains it, with measured / that algorithm's formula.
+struct Pick {
+  const Measured* m;
+  const CollectiveAlgorithm* alg;
+  double ratio;
+};
+
+// Contiguous sizes with the same algorithm form a range; isolated flips of a single
+// size inside a range are noise, not a switch, and are absorbed. `alike(a, chosen, m)`:
+// whether algorithm a cannot be told apart from the chosen one at size m.
+template <class Alike>
+std::vector<AlgorithmRange> ranges_of(std::vector<Pick>& picks, const std::vector<const CollectiveAlgorithm*>& algs,
+                                      const Link& link, int p, Alike alike) {
+  std::vector<AlgorithmRange> ranges;
+  for (std::size_t i = 1; i + 1 < picks.size(); ++i)
+    if (picks[i].alg != picks[i - 1].alg && picks[i - 1].alg == picks[i + 1].alg) {
+      picks[i].alg = picks[i - 1].alg;
+      picks[i].ratio = picks[i].m->seconds / picks[i].alg->cost(link, picks[i].m->data_bytes, p).total();
+    }
+  for (std::size_t i = 0; i < picks.size();) {
+    std::size_t j = i;
+    std::vector<double> ratios, errors;
+    std::vector<const CollectiveAlgorithm*> ties;
+    for (const auto* a : algs)
+      if (a != picks[i].alg) ties.push_back(a);
+    while (j < picks.size() && picks[j].alg == picks[i].alg) {
+      ratios.push_back(picks[j].ratio);
+      errors.push_back(std::fabs(picks[j].ratio - 1));
+      std::erase_if(ties, [&](const CollectiveAlgorithm* a) { return !alike(a, picks[j].alg, *picks[j].m); });
+      ++j;
+    }
+    AlgorithmRange r{picks[i].m->bytes, picks[j - 1].m->bytes, std::string(picks[i].alg->name), stats::median(ratios),
+                     stats::median(errors), {}};
+    for (const auto* a : ties) r.indistinguishable.emplace_back(a->name);
+    ranges.push_back(std::move(r));
+    i = j;
+  }
+  return ranges;
+}
+
+}  // namespace
+
 std::vector<AlgorithmRange> identify_algorithms(std::string_view op, const Link& link, int p,
                                                 std::span<const Measured> measured) {
   auto algs = algorithms_for(op);
-  std::vector<AlgorithmRange> ranges;
-  if (algs.empty() || !link.pt2pt) return ranges;
-  struct Pick {
-    const Measured* m;
-    const CollectiveAlgorithm* alg;
-    double ratio;
-  };
+  if (algs.empty() || !link.pt2pt) return {};
   std::vector<Pick> picks;
   for (const auto& m : measured) {
     if (!(m.seconds > 0)) continue;
@@ -233,35 +288,48 @@ std::vector<AlgorithmRange> identify_algorithms(std::string_view op, const Link&
     }
     if (best) picks.push_back({&m, best, best_ratio});
   }
-  // Contiguous sizes with the same best algorithm form a range; isolated flips of a
-  // single size inside a range are noise, not a switch, and are absorbed.
-  for (std::size_t i = 1; i + 1 < picks.size(); ++i)
-    if (picks[i].alg != picks[i - 1].alg && picks[i - 1].alg == picks[i + 1].alg) {
-      picks[i].alg = picks[i - 1].alg;
-      picks[i].ratio = picks[i].m->seconds / picks[i].alg->cost(link, picks[i].m->data_bytes, p).total();
+  // Two algorithms cannot be told apart at a size when their formulas agree there.
+  return ranges_of(picks, algs, link, p, [&](const CollectiveAlgorithm* a, const CollectiveAlgorithm* chosen, const Measured& m) {
+    return std::fabs(a->cost(link, m.data_bytes, p).total() / chosen->cost(link, m.data_bytes, p).total() - 1) <= 0.02;
+  });
+}
+
+std::vector<AlgorithmRange> identify_by_forcing(const Link& link, int p, std::span<const Measured> chosen,
+                                                std::span<const ForcedRun> forced) {
+  if (!link.pt2pt) return {};
+  // The forced run's time at a size (0 where it has none).
+  auto time_at = [](const ForcedRun& f, double bytes) {
+    for (const auto& m : f.measured)
+      if (m.bytes == bytes) return m.seconds;
+    return 0.0;
+  };
+  std::vector<const CollectiveAlgorithm*> algs;
+  for (const auto& f : forced)
+    if (f.algorithm && std::find(algs.begin(), algs.end(), f.algorithm) == algs.end()) algs.push_back(f.algorithm);
+  std::vector<Pick> picks;
+  for (const auto& m : chosen) {
+    if (!(m.seconds > 0)) continue;
+    const ForcedRun* best = nullptr;
+    double best_err = 0;
+    for (const auto& f : forced) {
+      const double t = f.algorithm ? time_at(f, m.bytes) : 0.0;
+      if (!(t > 0)) continue;
+      const double err = std::fabs(std::log(m.seconds / t));
+      if (!best || err < best_err) best = &f, best_err = err;
     }
-  for (std::size_t i = 0; i < picks.size();) {
-    std::size_t j = i;
-    std::vector<double> ratios, errors;
-    std::vector<const CollectiveAlgorithm*> ties;
-    for (const auto* a : algs)
-      if (a != picks[i].alg) ties.push_back(a);
-    while (j < picks.size() && picks[j].alg == picks[i].alg) {
-      ratios.push_back(picks[j].ratio);
-      errors.push_back(std::fabs(picks[j].ratio - 1));
-      double chosen = picks[j].alg->cost(link, picks[j].m->data_bytes, p).total();
-      std::erase_if(ties, [&](const CollectiveAlgorithm* a) {
-        return std::fabs(a->cost(link, picks[j].m->data_bytes, p).total() / chosen - 1) > 0.02;
-      });
-      ++j;
-    }
-    AlgorithmRange r{picks[i].m->bytes, picks[j - 1].m->bytes, std::string(picks[i].alg->name), stats::median(ratios),
-                     stats::median(errors), {}};
-    for (const auto* a : ties) r.indistinguishable.emplace_back(a->name);
-    ranges.push_back(std::move(r));
-    i = j;
+    if (!best) continue;
+    const double formula = best->algorithm->cost(link, m.data_bytes, p).total();
+    if (formula > 0) picks.push_back({&m, best->algorithm, m.seconds / formula});
   }
-  return ranges;
+  // Indistinguishable: another forced algorithm measured within 2% of the chosen one.
+  return ranges_of(picks, algs, link, p, [&](const CollectiveAlgorithm* a, const CollectiveAlgorithm* chosen_alg, const Measured& m) {
+    double ta = 0, tc = 0;
+    for (const auto& f : forced) {
+      if (f.algorithm == a && !(ta > 0)) ta = time_at(f, m.bytes);
+      if (f.algorithm == chosen_alg && !(tc > 0)) tc = time_at(f, m.bytes);
+    }
+    return ta > 0 && tc > 0 && std::fabs(ta / tc - 1) <= 0.02;
+  });
 }
 
 }  // namespace sextant::model

@@ -39,6 +39,9 @@ struct CollectiveAlgorithm {
   std::string_view op;    // allreduce, allgather, ...
   std::string_view name;  // ring, recursive_doubling, ...
   CostTerms (*cost)(const Link& link, double n, int p);
+  // What MPI libraries call it in their algorithm controls (MPICH's names; the comm
+  // suite forces them through MPI_T), space-separated.
+  std::string_view library_names = "";
 };
 
 // Every algorithm known for an op (empty for ops without a model).
@@ -48,8 +51,15 @@ const CollectiveAlgorithm* find_algorithm(std::string_view op, std::string_view 
 // nccl-tests bus-bandwidth factor of an op at p ranks (1 for unknown ops).
 double busbw_factor(std::string_view op, int p);
 
-// The blocking op a benchmark name models ("iallreduce" -> "allreduce").
+// The algorithm whose cost an MPI library's algorithm of that name has, or nullptr.
+const CollectiveAlgorithm* find_library_algorithm(std::string_view op, std::string_view library_name);
+
+// The blocking op a benchmark name models ("iallreduce" -> "allreduce",
+// "allreduce@ring" -> "allreduce").
 std::string_view base_op(std::string_view benchmark);
+// The library algorithm a benchmark forced ("allreduce@ring" -> "ring"); empty for the
+// library's own choice.
+std::string_view forced_algorithm(std::string_view benchmark);
 
 // Which algorithm explains each measured size best, grouped into contiguous ranges.
 struct AlgorithmRange {
@@ -71,5 +81,17 @@ struct Measured {
 
 std::vector<AlgorithmRange> identify_algorithms(std::string_view op, const Link& link, int p,
                                                 std::span<const Measured> measured);
+
+// The same, measured rather than inferred: at each size the library's own choice
+// (`chosen`) is the forced algorithm whose time there was nearest (each forced run as
+// its cost formula and its measured points, at the same sizes). Ranges as above, each
+// calibrated against its algorithm's formula; forced algorithms within 2% of the
+// chosen one's time at every size of a range are its indistinguishable ones.
+struct ForcedRun {
+  const CollectiveAlgorithm* algorithm = nullptr;
+  std::span<const Measured> measured;
+};
+std::vector<AlgorithmRange> identify_by_forcing(const Link& link, int p, std::span<const Measured> chosen,
+                                                std::span<const ForcedRun> forced);
 
 }  // namespace sextant::model

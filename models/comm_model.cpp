@@ -108,6 +108,7 @@ void write_algorithm_fit(h5::Group g, const AlgorithmFit& a) {
   g.set_attr("gamma", a.gamma);
   g.set_attr("link", "pingpong");
   g.set_attr("link_ranks", std::int64_t{a.link_ranks});
+  g.set_attr("selection", a.selection);
   std::vector<double> lo, hi, cal, err;
   std::vector<std::string> names, ties;
   for (const auto& r : a.ranges) {
@@ -138,6 +139,9 @@ AlgorithmFit read_algorithm_fit(const h5::Group& g, const std::string& level, co
   a.size_unit = read_size_unit(g);
   a.gamma = g.attr_double("gamma");
   a.link_ranks = static_cast<int>(g.attr_int("link_ranks"));
+  if (g.has_attr("selection")) a.selection = g.attr_string("selection");  // files before it: inferred
+  require_value(a.selection == "inferred" || a.selection == "measured" || a.selection == "forced", g,
+                "selection '" + a.selection + "' (inferred, measured or forced)");
   auto lo = g.dataset("lo_bytes").read_doubles(), hi = g.dataset("hi_bytes").read_doubles();
   auto cal = g.dataset("calibration").read_doubles(), err = g.dataset("median_abs_error").read_doubles();
   auto names = g.dataset("algorithm").read_strings();
@@ -278,11 +282,28 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
                        f.fit.segments.back().beta});
   }
 
-  // View (b): every collective explained by the algorithms' costs on the pt2pt link.
+  // View (b): every collective explained by the algorithms' costs on the pt2pt link;
+  // where the run forced the library's algorithms, which one it chose is measured.
   for (std::size_t k = 0; k < m.fits.size(); ++k) {
     const CommFit& f = m.fits[k];
     const CommFit* link = m.link(f.level);
     if (!link || algorithms_for(base_op(f.benchmark)).empty()) continue;
+    const std::string_view forced_name = forced_algorithm(f.benchmark);
+    const CollectiveAlgorithm* forced_formula = find_library_algorithm(base_op(f.benchmark), forced_name);
+    if (!forced_name.empty() && !forced_formula) continue;  // an algorithm without a cost formula
+    std::vector<ForcedRun> forced;
+    if (!forced_name.empty()) {
+      forced.push_back({forced_formula, measured[k]});
+    } else {
+      for (std::size_t j = 0; j < m.fits.size(); ++j) {
+        const CommFit& g = m.fits[j];
+        if (j == k || g.level != f.level || g.dtype != f.dtype || g.ranks != f.ranks ||
+            g.benchmark.substr(0, g.benchmark.find('@')) != f.benchmark)
+          continue;
+        if (const auto* formula = find_library_algorithm(base_op(g.benchmark), forced_algorithm(g.benchmark)))
+          forced.push_back({formula, measured[j]});
+      }
+    }
     AlgorithmFit a;
     a.benchmark = f.benchmark;
     a.level = f.level;
@@ -293,7 +314,13 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
     for (const auto& g : m.fits)  // gamma: MPI_Reduce_local's time per byte, same dtype
       if (g.benchmark == "reduce_local" && g.level == f.level && g.dtype == f.dtype)
         a.gamma = g.fit.segments.back().beta;
-    a.ranges = identify_algorithms(base_op(f.benchmark), Link{&link->fit, a.gamma}, f.ranks, measured[k]);
+    const Link on_link{&link->fit, a.gamma};
+    if (forced.empty()) {
+      a.ranges = identify_algorithms(base_op(f.benchmark), on_link, f.ranks, measured[k]);
+    } else {
+      a.selection = forced_name.empty() ? "measured" : "forced";
+      a.ranges = identify_by_forcing(on_link, f.ranks, measured[k], forced);
+    }
     if (!a.ranges.empty()) m.algorithms.push_back(std::move(a));
   }
   return m;
@@ -415,7 +442,10 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
     p.hi = p.seconds * (1 + spread);
     p.extrapolated_ranks = true;
     p.extrapolated_bytes = bytes < algo->ranges.front().lo_bytes || bytes > algo->ranges.back().hi_bytes;
-    p.note = "algorithm view: " + p.algorithm + " identified at " + std::to_string(algo->ranks) +
+    const char* how = algo->selection == "measured" ? " the library's choice (each of its algorithms forced) at "
+                      : algo->selection == "forced" ? " forced at "
+                                                      : " identified at ";
+    p.note = "algorithm view: " + p.algorithm + how + std::to_string(algo->ranks) +
              " ranks" + (p.algorithm != r.algorithm ? " (indistinguishable there from " + r.algorithm + ", cheaper here)" : "") +
              ", costed at " + std::to_string(ranks) + " on the pingpong link";
     if (p.seconds > 0) p.busbw = n / p.seconds * busbw_factor(base_op(benchmark), ranks);

@@ -35,6 +35,10 @@ struct AlgorithmFit {
   std::vector<AlgorithmRange> ranges;
   double gamma = 0;               // s/byte, from reduce_local (0 when not measured)
   int link_ranks = 0;             // rank count of the pingpong fit used as the link
+  // How the ranges' algorithms were found: "inferred" (the cost formula nearest each
+  // measured size), "measured" (the library's own choice compared with each of its
+  // algorithms forced at the same sizes), "forced" (a forced run: its own algorithm).
+  std::string selection = "inferred";
 };
 
 // LogGP as far as these measurements allow: the ping-pong latency is L + 2o (o is not

@@ -88,6 +88,9 @@ struct Benchmark {
   // message takes a waiting receiver, from the warm-up): times what receiving costs once
   // the message has had time to arrive.
   bool late_receiver = false;
+  // The MPI function a blocking collective calls ("MPI_Allreduce"): the library's
+  // algorithm control for it is found by this name (library_algorithms.hpp).
+  std::string_view mpi_function = {};
 };
 
 // Every measurable benchmark, blocking collectives and pt2pt first; non-blocking

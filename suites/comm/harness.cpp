@@ -11,11 +11,15 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <map>
+#include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/error.hpp"
 #include "suites/comm/clock.hpp"
+#include "suites/comm/library_algorithms.hpp"
 #include "suites/common/json_results.hpp"
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
@@ -31,6 +35,10 @@ std::string_view to_string(Level l) {
   }
   return "?";
 }
+std::string BenchmarkResult::name() const {
+  return std::string(benchmark->name) + (algorithm.empty() ? "" : "@" + algorithm);
+}
+
 SyncMode parse_sync(std::string_view s) {
   if (s == "barrier") return SyncMode::barrier;
   if (s == "window") return SyncMode::window;
@@ -105,7 +113,7 @@ class Sweep {
 
   BenchmarkResult run(const Benchmark& b, Level level, Dtype dtype, const std::vector<std::uint64_t>& sizes,
                       const std::function<void(const SizeResult&)>& on_size) {
-    BenchmarkResult r{&b, level, dtype, size_, {}};
+    BenchmarkResult r{&b, level, dtype, size_, {}, {}};
     for (auto bytes : sizes) {
       auto elem = info(dtype).size;
       SizeResult s = measure(b, dtype, bytes, bytes / elem);
@@ -468,7 +476,7 @@ class Sweep {
 // median second, so that a regex like ^SIZE\s+(\S+) picks the median.
 void print_header(const BenchmarkResult& r, const Options& o) {
   const auto& b = *r.benchmark;
-  std::printf("# %s  level=%s  ranks=%d  dtype=%s%s  sync=%s%s\n", std::string(b.name).c_str(),
+  std::printf("# %s  level=%s  ranks=%d  dtype=%s%s  sync=%s%s\n", r.name().c_str(),
               std::string(to_string(r.level)).c_str(), r.ranks, std::string(info(r.dtype).name).c_str(),
               b.reduces ? (std::string("  op=") + std::string(to_string(o.reduction))).c_str() : "",
               std::string(to_string(o.sync)).c_str(), b.windowed ? ("  window=" + std::to_string(o.window)).c_str() : "");
@@ -499,7 +507,8 @@ void print_row(const SizeResult& s, const Benchmark& b, const Options& o) {
 
 nlohmann::json to_json(const BenchmarkResult& r, const Options& o) {
   nlohmann::json j;
-  j["benchmark"] = r.benchmark->name;
+  j["benchmark"] = r.name();
+  j["algorithm"] = r.algorithm.empty() ? "auto" : r.algorithm;
   j["level"] = to_string(r.level);
   j["dtype"] = info(r.dtype).name;
   j["op"] = to_string(o.reduction);
@@ -591,9 +600,10 @@ void check_buffer_memory(const Runtime& rt, const Options& o, const std::vector<
 
 void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o, bool oversubscribed) {
   const auto& b = *r.benchmark;
-  h5::Group g = file.group("comm/" + std::string(to_string(r.level)) + "/" + std::string(b.name) + "/" +
+  h5::Group g = file.group("comm/" + std::string(to_string(r.level)) + "/" + r.name() + "/" +
                            std::string(info(r.dtype).name) + "/" + rank_group(r.ranks));
-  g.set_attr("benchmark", std::string(b.name));
+  g.set_attr("benchmark", r.name());
+  g.set_attr("algorithm", r.algorithm.empty() ? "auto" : r.algorithm);
   g.set_attr("family", b.family == Family::pt2pt ? "pt2pt" : "collective");
   g.set_attr("nonblocking", std::int64_t{b.nonblocking});
   g.set_attr("level", std::string(to_string(r.level)));
@@ -666,6 +676,57 @@ void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o
   file.flush();
 }
 
+// The library's algorithms forced for one benchmark: its control, (name, value) pairs.
+struct Forcing {
+  std::optional<LibraryAlgorithms> control;
+  std::vector<std::pair<std::string, int>> algorithms;
+};
+
+// Options::algorithms resolved against what the library has: for each selected
+// benchmark, the algorithms to force. A blocking collective's algorithm applies to the
+// blocking call: with yielding waits (oversubscribed) the suite runs the non-blocking
+// form, so nothing is forced then (said once). A name that no selected benchmark's
+// control lists is a usage error naming what each has.
+std::map<const Benchmark*, Forcing> algorithms_to_force(const Runtime& rt, const Options& o,
+                                                        const std::vector<const Benchmark*>& selected, WaitMode wait) {
+  std::map<const Benchmark*, Forcing> out;
+  for (const auto* b : selected) out[b];
+  if (o.algorithms.empty()) return out;
+  if (wait == WaitMode::yield) {
+    if (rt.is_root())
+      std::fprintf(stderr, "sextant: --algorithms: waits yield the core here (oversubscribed or --wait yield), so "
+                           "collectives run in their non-blocking form: no blocking algorithm is forced\n");
+    return out;
+  }
+  const bool all = o.algorithms.size() == 1 && o.algorithms[0] == "all";
+  std::set<std::string> found;
+  std::string listed;
+  for (const auto* b : selected) {
+    if (b->nonblocking || b->mpi_function.empty()) continue;
+    Forcing& f = out[b];
+    f.control = library_algorithms(b->mpi_function);
+    if (!f.control) continue;
+    listed += std::string(listed.empty() ? "" : "; ") + std::string(b->name) + ":";
+    for (std::size_t v = 1; v < f.control->algorithms.size(); ++v) {
+      const std::string& name = f.control->algorithms[v];
+      listed += " " + name;
+      if (all || std::find(o.algorithms.begin(), o.algorithms.end(), name) != o.algorithms.end()) {
+        f.algorithms.push_back({name, static_cast<int>(v)});
+        found.insert(name);
+      }
+    }
+  }
+  if (!all)
+    for (const auto& name : o.algorithms)
+      if (!found.count(name))
+        throw UsageError("--algorithms: '" + name + "' is not an algorithm of the selected collectives in this MPI library (" +
+                         (listed.empty() ? std::string("it exposes none through MPI_T") : listed) + ")");
+  if (listed.empty() && rt.is_root())
+    std::fprintf(stderr, "sextant: --algorithms: this MPI library exposes no collective algorithm through MPI_T: its own "
+                         "choice only\n");
+  return out;
+}
+
 Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, JsonResults* json) {
   WaitMode wait = o.wait.value_or(rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
   if (rt.is_root() && rt.oversubscribed())
@@ -687,12 +748,15 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
     selected.push_back(b);
   }
 
+  // The library's algorithms each benchmark is measured with besides its own choice.
+  const auto forced = algorithms_to_force(rt, o, selected, wait);
+
   // Total work for the ETA.
   std::size_t total_sizes = 0, done_sizes = 0;
   for (const auto* b : selected)
     for (auto dtype : o.dtypes) {
       total_sizes += sizes_for(*b, b->typed ? dtype : Dtype::byte, o).size() * o.levels.size() *
-                     std::max<std::size_t>(o.rank_counts.size(), 1);
+                     std::max<std::size_t>(o.rank_counts.size(), 1) * (1 + forced.at(b).algorithms.size());
       if (!b->typed) break;
     }
   check_buffer_memory(rt, o, selected);
@@ -724,13 +788,17 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
       if (comm != MPI_COMM_NULL)
         SEXTANT_MPI_CHECK(MPI_Comm_split(comm, comm_rank(comm) < p ? 0 : MPI_UNDEFINED, comm_rank(comm), &sub));
       for (const auto* b : selected) {
-        for (auto requested : o.dtypes) {
-          Dtype dtype = b->typed ? requested : Dtype::byte;
+        const Forcing& forcing = forced.at(b);
+        // One sweep of sizes: the library's choice (a = 0), or its a-th forced algorithm.
+        auto measure = [&](Dtype dtype, std::size_t a) {
           auto sizes = sizes_for(*b, dtype, o);
           if (sub != MPI_COMM_NULL) {
+            std::optional<ForcedAlgorithm> force;  // put back when this sweep ends
+            if (a > 0) force.emplace(*forcing.control, forcing.algorithms[a - 1].second);
             Sweep sweep(rt, o, sub, wait);
             bool header = false;
-            BenchmarkResult r{b, level, dtype, comm_size(sub), {}};
+            BenchmarkResult r{b, level, dtype, comm_size(sub), {}, {}};
+            if (a > 0) r.algorithm = forcing.algorithms[a - 1].first;
             auto on_size = [&](const SizeResult& s) {
               if (!rt.is_root()) return;  // other nodes' intra-level roots stay quiet
               if (!header) {
@@ -742,11 +810,11 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
               double elapsed = MPI_Wtime() - t_start;
               double eta = elapsed / static_cast<double>(done_sizes) * static_cast<double>(total_sizes - std::min(done_sizes, total_sizes));
               std::fprintf(stderr, "[comm %s] %s %s %s (%zu/%zu) ETA %s\n", std::string(to_string(level)).c_str(),
-                           std::string(b->name).c_str(), std::string(info(dtype).name).c_str(),
+                           r.name().c_str(), std::string(info(dtype).name).c_str(),
                            format_bytes(static_cast<double>(s.bytes)).c_str(), done_sizes, total_sizes,
                            eta_text(eta).c_str());
             };
-            r = sweep.run(*b, level, dtype, sizes, on_size);
+            r.sizes = sweep.run(*b, level, dtype, sizes, on_size).sizes;
             if (comm_rank(sub) == 0)
               for (const auto& s : r.sizes) {
                 counts_here[0] += s.wrong + s.wrong_in_place;
@@ -761,6 +829,10 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
             done_sizes += sizes.size();
           }
           barrier(MPI_COMM_WORLD, wait);
+        };
+        for (auto requested : o.dtypes) {
+          const Dtype dtype = b->typed ? requested : Dtype::byte;
+          for (std::size_t a = 0; a <= forcing.algorithms.size(); ++a) measure(dtype, a);
           if (!b->typed) break;
         }
       }

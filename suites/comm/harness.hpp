@@ -53,6 +53,10 @@ struct Options {
   // adds those its plans send, so that a step's collectives are predicted from their own
   // sizes rather than between sweep points a factor apart.
   std::map<std::string, std::vector<std::uint64_t>, std::less<>> extra_sizes;
+  // The library's own collective algorithms to measure besides its choice, each forced
+  // through its MPI_T control (library_algorithms.hpp): empty, none; {"all"}, every one
+  // it has; else these names.
+  std::vector<std::string> algorithms;
   int check_iterations = 1;
   bool off_cache = false;
   bool time_in_place = false;
@@ -96,6 +100,10 @@ struct BenchmarkResult {
   Dtype dtype = Dtype::byte;
   int ranks = 0;
   std::vector<SizeResult> sizes;
+  std::string algorithm;  // the library's algorithm forced for this run; empty: its own choice
+  // The benchmark as results, tables and JSON name it: "allreduce", or with a forced
+  // algorithm "allreduce@ring" (a benchmark of its own to the fit).
+  std::string name() const;
 };
 
 // What a run found beyond its numbers, on all ranks; the caller turns it into the exit status.

@@ -2,6 +2,7 @@
 // bus-bandwidth factors, and every expectation against a serial reference built
 // from pattern() alone (what rank q's send element j holds).
 #include "suites/comm/benchmark.hpp"
+#include "suites/comm/library_algorithms.hpp"
 
 #include <gtest/gtest.h>
 
@@ -280,4 +281,26 @@ TEST(CommDescriptors, SizeFactsAgreeWithTheByteCounts) {
   }
   EXPECT_FALSE(find_benchmark("barrier")->sized);
   EXPECT_EQ(find_benchmark("ialltoall")->size_unit, SizeUnit::per_rank_block);
+}
+
+// An MPICH algorithm control's description: items run together, the names after the
+// first padded to one column (cli.algorithms checks the names against the library
+// itself); a text whose items are padded to different columns, or not in that form,
+// gives no names rather than wrong ones.
+TEST(LibraryAlgorithms, NamesFromAnMpichDescription) {
+  using sextant::comm::parse_mpich_algorithms;
+  const std::string text =
+      "Variable to select bcast algorithmauto - Internal algorithm selection (can be overridden with "
+      "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)binomial               - Force Binomial Treenb                     "
+      "- Force nonblocking algorithmsmp                    - Force smp algorithmscatter_ring_allgather - Force "
+      "Scatter Ring";
+  EXPECT_EQ(parse_mpich_algorithms(text),
+            (std::vector<std::string>{"auto", "binomial", "nb", "smp", "scatter_ring_allgather"}));
+  const std::string two_columns =
+      "Variable to select iallreduce algorithmauto - Internal algorithm selection (can be overridden with "
+      "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)sched_auto - Internal algorithm selection for sched-based "
+      "algorithmssched_naive      - Force naive algorithmtsp_ring    - Force generic transport ring algorithm";
+  EXPECT_TRUE(parse_mpich_algorithms(two_columns).empty());
+  EXPECT_TRUE(parse_mpich_algorithms("Variable to select something").empty());
+  EXPECT_TRUE(parse_mpich_algorithms("").empty());
 }

@@ -5,6 +5,8 @@
 
 #include "core/units.hpp"
 #include "kernels/registry.hpp"
+#include "suites/comm/benchmark.hpp"
+#include "suites/comm/library_algorithms.hpp"
 #include "suites/common/runtime.hpp"
 #include "tools/sextant/cli.hpp"
 
@@ -33,6 +35,20 @@ void register_info(CLI::App& app, Context& ctx) {
     row("cache_source", m.cache_source == "cpuid" ? "cpuid (the OS lists no caches; sharing assumed)"
                                                   : m.cache_source);
     row("mpi_library", lib.name + " " + lib.version + (lib.device.empty() ? "" : " (device " + lib.device + ")"));
+    // The library's collective algorithms (MPI_T), with the one it is set to use.
+    std::string algorithms;
+    for (const auto& b : comm::registry()) {
+      if (b.nonblocking || b.mpi_function.empty()) continue;
+      if (const auto control = comm::library_algorithms(b.mpi_function)) {
+        row("mpi_algorithms." + std::string(b.name), [&] {
+          std::string list;
+          for (const auto& a : control->algorithms) list += (list.empty() ? "" : " ") + a;
+          return list + " (set: " + control->algorithms[control->current] + "; " + control->control + ")";
+        }());
+        algorithms = "listed";
+      }
+    }
+    if (algorithms.empty()) row("mpi_algorithms", "none exposed through MPI_T (run --algorithms measures the library's choice only)");
     row("mpi_ranks", std::to_string(rt.size()) + " on " + std::to_string(rt.nodes()) + " node(s), " +
                          std::to_string(rt.ranks_on_node()) + " on this node" +
                          (rt.oversubscribed() ? " (OVERSUBSCRIBED: timings not meaningful)" : ""));

@@ -63,6 +63,9 @@ comm::Options CommArgs::resolve(const MeasureArgs& m, bool dtypes_apply) const {
     o.gap = *seconds;
   }
   o.benchmarks = split_list(a.benchmarks);
+  o.algorithms = split_list(a.algorithms);
+  if (o.algorithms.size() > 1 && std::find(o.algorithms.begin(), o.algorithms.end(), "all") != o.algorithms.end())
+    throw UsageError("--algorithms: 'all' stands alone (or name the algorithms)");
   o.dtypes.clear();
   for (const auto& d : split_list(dtypes_apply ? m.dtypes : std::string("float32"))) {
     auto t = comm::parse_dtype(d);
@@ -192,6 +195,10 @@ void CommArgs::add(CLI::App& cmd) {
       ->group(group);
   std::string names;
   for (const auto& b : comm::registry()) names += (names.empty() ? "" : ", ") + std::string(b.name);
+  cmd.add_option("--algorithms", algorithms,
+                 "besides the MPI library's own choice, measure these of its collective algorithms, each forced "
+                 "through MPI_T (all: every one it has; `sextant info` lists them); results as BENCHMARK@ALGORITHM")
+      ->check(checks::names)->group(group);
   cmd.add_option("--collectives,--benchmarks", benchmarks, "comma-separated benchmark names (default all: " + names + ")")
       ->check(checks::names)->group(group);
   cmd.add_option("--op", op, "reduction: sum (default) | max | min")->group(group);

@@ -28,7 +28,7 @@ struct MeasureArgs {
 };
 
 struct CommArgs {
-  std::string sizes, sync = "barrier", benchmarks, op = "sum", levels = "world", memory = "host", wait, gap;
+  std::string sizes, sync = "barrier", benchmarks, op = "sum", levels = "world", memory = "host", wait, gap, algorithms;
   bool sizes_given = false;
   double factor = 0;
   long long warmup = -1, window = 64;

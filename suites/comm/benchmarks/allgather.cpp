@@ -23,5 +23,6 @@ extern const Benchmark allgather{
       return Expectation{pattern(c.dtype, static_cast<int>(i / c.count), i % c.count)};
     },
     .size_unit = SizeUnit::per_rank_block,
+    .mpi_function = "MPI_Allgather",
 };
 }  // namespace sextant::comm::benchmarks

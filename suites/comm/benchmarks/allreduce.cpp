@@ -21,5 +21,6 @@ extern const Benchmark allreduce{
     .start = start,
     .in_place_offset = [](const Case&) -> std::optional<std::size_t> { return 0; },
     .expect = [](const Case& c, std::size_t i) -> std::optional<Expectation> { return detail::reduced(c, i); },
+    .mpi_function = "MPI_Allreduce",
 };
 }  // namespace sextant::comm::benchmarks

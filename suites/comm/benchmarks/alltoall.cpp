@@ -25,5 +25,6 @@ extern const Benchmark alltoall{
       return Expectation{pattern(c.dtype, from, c.rank * c.count + i % c.count)};
     },
     .size_unit = SizeUnit::per_rank_block,
+    .mpi_function = "MPI_Alltoall",
 };
 }  // namespace sextant::comm::benchmarks

@@ -22,5 +22,6 @@ extern const Benchmark bcast{
       if (c.rank == c.root) return std::nullopt;
       return Expectation{pattern(c.dtype, c.root, i)};
     },
+    .mpi_function = "MPI_Bcast",
 };
 }  // namespace sextant::comm::benchmarks

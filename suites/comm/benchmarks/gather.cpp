@@ -28,5 +28,6 @@ extern const Benchmark gather{
       return Expectation{pattern(c.dtype, static_cast<int>(i / c.count), i % c.count)};
     },
     .size_unit = SizeUnit::per_rank_block,
+    .mpi_function = "MPI_Gather",
 };
 }  // namespace sextant::comm::benchmarks

@@ -28,5 +28,6 @@ extern const Benchmark reduce{
       if (c.rank != c.root) return std::nullopt;
       return detail::reduced(c, i);
     },
+    .mpi_function = "MPI_Reduce",
 };
 }  // namespace sextant::comm::benchmarks

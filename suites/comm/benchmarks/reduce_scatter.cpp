@@ -28,5 +28,6 @@ extern const Benchmark reduce_scatter{
       return detail::reduced(c, c.rank * c.count + i);
     },
     .size_unit = SizeUnit::per_rank_block,
+    .mpi_function = "MPI_Reduce_scatter_block",
 };
 }  // namespace sextant::comm::benchmarks

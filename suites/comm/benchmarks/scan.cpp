@@ -25,5 +25,6 @@ extern const Benchmark scan{
     .expect = [](const Case& c, std::size_t i) -> std::optional<Expectation> {
       return detail::reduced(c, i, c.rank + 1);
     },
+    .mpi_function = "MPI_Scan",
 };
 }  // namespace sextant::comm::benchmarks

@@ -23,5 +23,6 @@ extern const Benchmark scatter{
       return Expectation{pattern(c.dtype, c.root, c.rank * c.count + i)};
     },
     .size_unit = SizeUnit::per_rank_block,
+    .mpi_function = "MPI_Scatter",
 };
 }  // namespace sextant::comm::benchmarks
