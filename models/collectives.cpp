@@ -200,6 +200,10 @@ double busbw_factor(std::string_view op, int p) {
 }
 
 const CollectiveAlgorithm* find_library_algorithm(std::string_view op, std::string_view library_name) {
+  // MPICH's non-blocking collectives name the same algorithms with the machinery that
+  // runs them first: sched_recursive_doubling, tsp_ring.
+  for (std::string_view machinery : {"sched_", "tsp_"})
+    if (library_name.rfind(machinery, 0) == 0) library_name.remove_prefix(machinery.size());
   for (const auto& a : table) {
     if (a.op != op) continue;
     for (std::string_view names = a.library_names; !names.empty();) {

@@ -51,7 +51,8 @@ const CollectiveAlgorithm* find_algorithm(std::string_view op, std::string_view 
 // nccl-tests bus-bandwidth factor of an op at p ranks (1 for unknown ops).
 double busbw_factor(std::string_view op, int p);
 
-// The algorithm whose cost an MPI library's algorithm of that name has, or nullptr.
+// The algorithm whose cost an MPI library's algorithm of that name has (its blocking or
+// non-blocking collectives' name: recursive_doubling, sched_recursive_doubling), or nullptr.
 const CollectiveAlgorithm* find_library_algorithm(std::string_view op, std::string_view library_name);
 
 // The blocking op a benchmark name models ("iallreduce" -> "allreduce",

@@ -683,28 +683,26 @@ struct Forcing {
 };
 
 // Options::algorithms resolved against what the library has: for each selected
-// benchmark, the algorithms to force. A blocking collective's algorithm applies to the
-// blocking call: with yielding waits (oversubscribed) the suite runs the non-blocking
-// form, so nothing is forced then (said once). A name that no selected benchmark's
-// control lists is a usage error naming what each has.
+// benchmark, the algorithms to force. With yielding waits (oversubscribed runs) a
+// collective runs in its non-blocking form (MPI_Iallreduce for allreduce), whose
+// algorithms the library controls apart: those are forced then. A name that no
+// selected benchmark's control lists is a usage error naming what each has.
 std::map<const Benchmark*, Forcing> algorithms_to_force(const Runtime& rt, const Options& o,
                                                         const std::vector<const Benchmark*>& selected, WaitMode wait) {
   std::map<const Benchmark*, Forcing> out;
   for (const auto* b : selected) out[b];
   if (o.algorithms.empty()) return out;
-  if (wait == WaitMode::yield) {
-    if (rt.is_root())
-      std::fprintf(stderr, "sextant: --algorithms: waits yield the core here (oversubscribed or --wait yield), so "
-                           "collectives run in their non-blocking form: no blocking algorithm is forced\n");
-    return out;
-  }
+  if (wait == WaitMode::yield && rt.is_root())
+    std::fprintf(stderr, "sextant: --algorithms: waits yield the core here (oversubscribed or --wait yield): "
+                         "collectives run in their non-blocking form, whose algorithms are forced\n");
   const bool all = o.algorithms.size() == 1 && o.algorithms[0] == "all";
   std::set<std::string> found;
   std::string listed;
   for (const auto* b : selected) {
-    if (b->nonblocking || b->mpi_function.empty()) continue;
+    if (b->mpi_function.empty()) continue;
     Forcing& f = out[b];
-    f.control = library_algorithms(b->mpi_function);
+    const bool runs_nonblocking = b->nonblocking || wait == WaitMode::yield;
+    f.control = library_algorithms(runs_nonblocking ? nonblocking_function(b->mpi_function) : b->mpi_function);
     if (!f.control) continue;
     listed += std::string(listed.empty() ? "" : "; ") + std::string(b->name) + ":";
     for (std::size_t v = 1; v < f.control->algorithms.size(); ++v) {

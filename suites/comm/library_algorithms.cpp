@@ -54,7 +54,7 @@ std::vector<std::string> parse_mpich_algorithms(std::string_view d) {
   struct Item {
     std::string_view run;  // the identifier characters before the padding (may begin with text of the item before)
     std::size_t pad = 0;
-    bool forces = false;   // described "Force ...", not "Internal ..." (the library's own selection)
+    bool forces = false;   // described "Force ...", not "Internal ..." (a selection of the library's)
   };
   std::vector<Item> items;
   for (std::size_t at = d.find("- "); at != std::string_view::npos; at = d.find("- ", at + 2)) {
@@ -69,23 +69,45 @@ std::vector<std::string> parse_mpich_algorithms(std::string_view d) {
   }
   // The first item is the library's own choice, then at least one forced algorithm.
   if (items.size() < 2 || items[0].run.size() < 4 || items[0].run.substr(items[0].run.size() - 4) != "auto") return {};
-  // One selection of the library's own and forced algorithms after it: a control with
-  // several kinds of selection (the non-blocking ones' sched_auto, tsp_...) pads each
-  // kind to its own column, which this reading cannot tell apart.
-  std::size_t column = std::numeric_limits<std::size_t>::max();
-  for (std::size_t i = 1; i < items.size(); ++i) {
-    if (!items[i].forces) return {};
-    column = std::min(column, items[i].run.size() + items[i].pad);
-  }
   std::vector<std::string> names{"auto"};
-  for (std::size_t i = 1; i < items.size(); ++i) {
-    if (column <= items[i].pad) return {};
-    const std::size_t length = column - items[i].pad;
-    if (length > items[i].run.size()) return {};
-    names.emplace_back(items[i].run.substr(items[i].run.size() - length));
+  // The non-blocking collectives' controls list two kinds, each padded to its own
+  // column: the schedule-based ones (sched_auto, the library's selection among them,
+  // and sched_...) and the generic-transport ones (tsp_...). There each name is known
+  // by its prefix.
+  const bool prefixed = std::any_of(items.begin() + 1, items.end(), [](const Item& i) {
+    return i.run.find("sched_") != std::string_view::npos || i.run.find("tsp_") != std::string_view::npos;
+  });
+  if (prefixed) {
+    for (std::size_t i = 1; i < items.size(); ++i) {
+      const std::size_t sched = items[i].run.rfind("sched_"), tsp = items[i].run.rfind("tsp_");
+      const std::size_t at = sched == std::string_view::npos ? tsp
+                             : tsp == std::string_view::npos ? sched
+                                                             : std::max(sched, tsp);
+      if (at == std::string_view::npos) return {};
+      names.emplace_back(items[i].run.substr(at));
+    }
+  } else {
+    // One kind, forced algorithms after the library's choice, padded to one column.
+    std::size_t column = std::numeric_limits<std::size_t>::max();
+    for (std::size_t i = 1; i < items.size(); ++i) {
+      if (!items[i].forces) return {};
+      column = std::min(column, items[i].run.size() + items[i].pad);
+    }
+    for (std::size_t i = 1; i < items.size(); ++i) {
+      if (column <= items[i].pad) return {};
+      const std::size_t length = column - items[i].pad;
+      if (length > items[i].run.size()) return {};
+      names.emplace_back(items[i].run.substr(items[i].run.size() - length));
+    }
   }
   if (std::set<std::string>(names.begin(), names.end()).size() != names.size()) return {};
   return names;
+}
+
+std::string nonblocking_function(std::string_view f) {
+  if (f.rfind("MPI_", 0) != 0 || f.size() < 5) return std::string(f);
+  return "MPI_I" + std::string(1, static_cast<char>(std::tolower(static_cast<unsigned char>(f[4])))) +
+         std::string(f.substr(5));
 }
 
 std::optional<LibraryAlgorithms> library_algorithms(std::string_view mpi_function) {

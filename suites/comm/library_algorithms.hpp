@@ -29,9 +29,14 @@ std::optional<LibraryAlgorithms> library_algorithms(std::string_view mpi_functio
 
 // The names in an MPICH algorithm control's description, in value order; empty when
 // the text is not in that form. MPICH's text runs the items together: each is a name,
-// spaces, "- " and its description ("Force ..." or "Internal ..."), the names after
-// the first padded to one column, so a name is as long as that column less its padding.
+// spaces, "- " and its description ("Force ..." or "Internal ..."). A blocking
+// collective's names after the first are padded to one column, so a name is as long
+// as that column less its padding; a non-blocking one's begin with sched_ or tsp_.
 std::vector<std::string> parse_mpich_algorithms(std::string_view description);
+
+// The non-blocking form of a blocking collective's MPI function: "MPI_Allreduce" ->
+// "MPI_Iallreduce".
+std::string nonblocking_function(std::string_view mpi_function);
 
 // Sets a collective's algorithm for this object's lifetime, then puts back what was
 // there. Every rank of the communicator must force the same algorithm.

@@ -283,10 +283,10 @@ TEST(CommDescriptors, SizeFactsAgreeWithTheByteCounts) {
   EXPECT_EQ(find_benchmark("ialltoall")->size_unit, SizeUnit::per_rank_block);
 }
 
-// An MPICH algorithm control's description: items run together, the names after the
-// first padded to one column (cli.algorithms checks the names against the library
-// itself); a text whose items are padded to different columns, or not in that form,
-// gives no names rather than wrong ones.
+// An MPICH algorithm control's description: items run together, a blocking
+// collective's names after the first padded to one column, a non-blocking one's
+// prefixed (cli.algorithms checks the names against the library itself); a text not in
+// that form gives no names rather than wrong ones.
 TEST(LibraryAlgorithms, NamesFromAnMpichDescription) {
   using sextant::comm::parse_mpich_algorithms;
   const std::string text =
@@ -300,7 +300,13 @@ TEST(LibraryAlgorithms, NamesFromAnMpichDescription) {
       "Variable to select iallreduce algorithmauto - Internal algorithm selection (can be overridden with "
       "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)sched_auto - Internal algorithm selection for sched-based "
       "algorithmssched_naive      - Force naive algorithmtsp_ring    - Force generic transport ring algorithm";
-  EXPECT_TRUE(parse_mpich_algorithms(two_columns).empty());
+  EXPECT_EQ(parse_mpich_algorithms(two_columns),
+            (std::vector<std::string>{"auto", "sched_auto", "sched_naive", "tsp_ring"}));
+  const std::string misaligned =
+      "Variable to select bcast algorithmauto - Internal algorithm selection (can be overridden with "
+      "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)binomial - Force Binomial Treenb                     - Force "
+      "nonblocking algorithm";
+  EXPECT_TRUE(parse_mpich_algorithms(misaligned).empty());
   EXPECT_TRUE(parse_mpich_algorithms("Variable to select something").empty());
   EXPECT_TRUE(parse_mpich_algorithms("").empty());
 }

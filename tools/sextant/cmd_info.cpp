@@ -38,8 +38,9 @@ void register_info(CLI::App& app, Context& ctx) {
     // The library's collective algorithms (MPI_T), with the one it is set to use.
     std::string algorithms;
     for (const auto& b : comm::registry()) {
-      if (b.nonblocking || b.mpi_function.empty()) continue;
-      if (const auto control = comm::library_algorithms(b.mpi_function)) {
+      if (b.mpi_function.empty()) continue;
+      const std::string function = b.nonblocking ? comm::nonblocking_function(b.mpi_function) : std::string(b.mpi_function);
+      if (const auto control = comm::library_algorithms(function)) {
         row("mpi_algorithms." + std::string(b.name), [&] {
           std::string list;
           for (const auto& a : control->algorithms) list += (list.empty() ? "" : " ") + a;
