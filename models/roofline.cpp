@@ -227,6 +227,13 @@ OperatorModel fit_operator(const Ceilings& c, std::span<const OperatorSample> sa
   m.e_compute = efficiency(best[0]);
   m.e_memory = efficiency(best[1]);
   m.t0 = std::exp(best[2]);
+  // A term no sample has (an embedding lookup counts no FLOPs) leaves its efficiency
+  // free: the simplex may wander along it until the logistic underflows to 0, which no
+  // reader accepts. It is unused; 1 says so.
+  if (std::none_of(samples.begin(), samples.end(), [](const OperatorSample& s) { return s.flops > 0; }))
+    m.e_compute = 1;
+  if (std::none_of(samples.begin(), samples.end(), [](const OperatorSample& s) { return s.bytes > 0; }))
+    m.e_memory = 1;
   std::vector<double> errs;
   for (const auto& s : samples) errs.push_back(std::fabs(m.predict(c, s.flops, s.bytes) - s.seconds) / s.seconds);
   m.median_rel_error = stats::median(errs);

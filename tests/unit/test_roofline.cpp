@@ -133,6 +133,21 @@ TEST(OperatorModel, RecoversKnownEfficienciesAndPredictsHeldOutShapes) {
   EXPECT_LT(err[err.size() / 2], 0.05);
 }
 
+// A family that counts no FLOPs (an embedding lookup: bytes only) leaves e_compute
+// unconstrained; the fit says so with 1 instead of wherever the simplex wandered (a
+// training run wrote 0, which the model file's reader refuses), and its predictions
+// are the memory term's.
+TEST(OperatorModel, AnUnusedTermIsOne) {
+  auto c = ceilings();
+  std::vector<OperatorSample> lookups;
+  for (double bytes : {1e4, 3e4, 1e5, 3e5, 1e6, 3e6, 1e7})
+    lookups.push_back({"embedding", "float64", "", 0, bytes, 2e-6 + bytes / (0.5 * c.bandwidth_for(bytes))});
+  const auto m = fit_operator(c, lookups);
+  EXPECT_EQ(m.e_compute, 1.0);
+  EXPECT_NEAR(m.e_memory, 0.5, 0.02);
+  EXPECT_LT(m.median_rel_error, 0.01);
+}
+
 TEST(OperatorModel, FasterThanACeilingIsFlagged) {
   auto c = ceilings();
   std::vector<OperatorSample> s{{"triad", "float64", "big", 2e6, 24e6, 24e6 / 150e9},  // 150 GB/s > 100

@@ -167,7 +167,8 @@ TEST(StepPredictor, ZeroOneAndOverlapMatchTheClosedForm) {
 // latency a and transfer b (a pingpong fit at the message's size).
 constexpr double message_bytes = 1e6;
 
-StepPrediction pipeline(Schedule schedule, int S, int M, double F, double B, double a, double b) {
+StepPrediction pipeline(Schedule schedule, int S, int M, double F, double B, double a, double b,
+                        double late_receive = -1) {
   StepPlan plan;
   plan.config.pp = S;
   plan.config.micro_batch = 1;
@@ -190,6 +191,11 @@ StepPrediction pipeline(Schedule schedule, int S, int M, double F, double B, dou
   f.fit.segments.push_back(line);
   f.bytes_min = line.lo_bytes, f.bytes_max = line.hi_bytes;
   comm.fits.push_back(f);
+  if (late_receive >= 0) {  // what a receiver that posts late pays: a constant here
+    f.benchmark = "late_receive";
+    f.fit.segments.front().alpha = late_receive, f.fit.segments.front().beta = 0;
+    comm.fits.push_back(f);
+  }
   return predict_step(plan, comm, compute_model());
 }
 
@@ -247,6 +253,21 @@ TEST(StepPredictor, ReceivingATransferKeepsTheStageBusy) {
   EXPECT_NEAR(part(p, "pp communication"), 0.75e-3, 1e-15);
   EXPECT_NEAR(part(p, "pipeline bubble"), 3.75e-3, 1e-15);
   expect_parts_add_up(p);
+}
+
+TEST(StepPredictor, AReceiverPaysWhatLateReceiveMeasuredOnceItPosts) {
+  // GPipe, S = 2, M = 3, F = 1, B = 2 (ms); a message's one-way time 0.5 (the
+  // ping-pong's), of which a late receiver pays 0.4 from its post (late_receive: a
+  // rendezvous transfer starts then), so it is complete no sooner than 0.5 after the send:
+  //   stage 1: F0 1.5-2.5 (posted 1.1), F1 2.9-3.9, F2 4.3-5.3, B0 -7.3, B1 -9.3, B2 -11.3
+  //   stage 0: F0 0-1, F1 1-2, F2 2-3, B0 7.8-9.8, B1 10.2-12.2, B2 12.6-14.6
+  // where the Hockney split (all of it latency) gave 13.
+  const auto p = pipeline(Schedule::gpipe, 2, 3, 1e-3, 2e-3, 0.5e-3, 0, 0.4e-3);
+  EXPECT_NEAR(p.total, 14.6e-3, 1e-15);
+  EXPECT_NEAR(part(p, "pp communication"), 1.2e-3, 1e-15);
+  EXPECT_NEAR(part(p, "pipeline bubble"), 4.4e-3, 1e-15);
+  expect_parts_add_up(p);
+  EXPECT_NEAR(pipeline(Schedule::gpipe, 2, 3, 1e-3, 2e-3, 0.5e-3, 0).total, 13e-3, 1e-15);
 }
 
 TEST(StepPredictor, EachKindOfTrafficIsCostedOnItsLevel) {
