@@ -37,8 +37,8 @@ struct Options {
   // Idle seconds before each timed iteration (after its barrier; in window mode, added to
   // the window). 0, OSU's way: iterations back to back, each meeting the transport as the
   // previous one left it. An application's collective usually follows compute and meets
-  // it idle, which on TCP across hosts is measurably different (a 256 KiB allreduce at
-  // 200 us one-way: 6.5 ms back to back, 4.7 ms after 0.2 ms or more of idle).
+  // it idle, which on TCP across hosts can differ (a 256 KiB allreduce at 200 us one-way:
+  // 6.5 ms back to back, 4.7 ms after 0.2 ms or more of idle, in one launch).
   // gap_as_long_as_the_operation: idle as long as the operation takes (its last warm-up
   // run, the slowest rank's), whatever the transport's own settling time.
   double gap = 0;

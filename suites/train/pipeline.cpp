@@ -109,9 +109,6 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
   // form (on shared memory a 64 KiB in-place allreduce takes ~1.5x the out-of-place one).
   comm.time_in_place = true;
   if (!o.comm_sizes_given) add_plan_sizes(sweep, comm);
-  // A step's collectives follow compute: measured as they meet the transport then, idle
-  // (comm::Options::gap), not behind the previous iteration's traffic.
-  if (!o.comm_gap_given) comm.gap = comm::gap_as_long_as_the_operation;
   add_plan_kernels(rt, sweep, compute.kernels);
   compute.kernels.dtypes = {"float32"};
   compute.sweep.dtype = "float32";

@@ -27,7 +27,6 @@ struct PipelineOptions {
   bool quick = false;
   int steps = 0;                   // > 0: exactly this many measured steps per configuration
   bool comm_sizes_given = false;   // false: the comm suite measures 4 B .. 4 MiB
-  bool comm_gap_given = false;     // false: each iteration after idle as long as the operation
 };
 
 // Collective over MPI_COMM_WORLD. `results` (rank 0's; null elsewhere) is closed for the

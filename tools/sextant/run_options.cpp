@@ -130,7 +130,6 @@ train::PipelineOptions TrainArgs::resolve(const MeasureArgs& m, const CommArgs& 
   o.quick = m.quick;
   o.steps = a.steps;
   o.comm_sizes_given = comm.sizes_given;
-  o.comm_gap_given = !comm.gap.empty();
   return o;
 }
 
@@ -191,7 +190,7 @@ void CommArgs::add(CLI::App& cmd) {
   cmd.add_option("--sync", sync, "barrier (OSU/IMB-comparable; default) | window (ReproMPI-style)")->group(group);
   cmd.add_option("--gap", gap,
                  "idle seconds before each timed iteration, or 'op': as long as the operation takes (default 0: back "
-                 "to back, as OSU; the train suite: op, as a step's collectives follow compute)")
+                 "to back, as OSU)")
       ->group(group);
   std::string names;
   for (const auto& b : comm::registry()) names += (names.empty() ? "" : ", ") + std::string(b.name);
