@@ -707,6 +707,10 @@ std::map<const Benchmark*, Forcing> algorithms_to_force(const Runtime& rt, const
     listed += std::string(listed.empty() ? "" : "; ") + std::string(b->name) + ":";
     for (std::size_t v = 1; v < f.control->algorithms.size(); ++v) {
       const std::string& name = f.control->algorithms[v];
+      // sched_auto is the library's selection among its schedule-based algorithms, not
+      // an algorithm: the plain run measures the library's choice, and MPICH asserts when
+      // it is set as a forced value.
+      if (is_library_selection(name)) continue;
       listed += " " + name;
       if (all || std::find(o.algorithms.begin(), o.algorithms.end(), name) != o.algorithms.end()) {
         f.algorithms.push_back({name, static_cast<int>(v)});

@@ -104,6 +104,12 @@ std::vector<std::string> parse_mpich_algorithms(std::string_view d) {
   return names;
 }
 
+bool is_library_selection(std::string_view name) {
+  constexpr std::string_view suffix = "auto";
+  return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix &&
+         (name.size() == suffix.size() || name[name.size() - suffix.size() - 1] == '_');
+}
+
 std::string nonblocking_function(std::string_view f) {
   if (f.rfind("MPI_", 0) != 0 || f.size() < 5) return std::string(f);
   return "MPI_I" + std::string(1, static_cast<char>(std::tolower(static_cast<unsigned char>(f[4])))) +

@@ -34,6 +34,10 @@ std::optional<LibraryAlgorithms> library_algorithms(std::string_view mpi_functio
 // as that column less its padding; a non-blocking one's begin with sched_ or tsp_.
 std::vector<std::string> parse_mpich_algorithms(std::string_view description);
 
+// Whether a listed value is a selection of the library's own ("auto", "sched_auto":
+// MPICH's choice among its schedule-based algorithms) rather than one algorithm.
+bool is_library_selection(std::string_view name);
+
 // The non-blocking form of a blocking collective's MPI function: "MPI_Allreduce" ->
 // "MPI_Iallreduce".
 std::string nonblocking_function(std::string_view mpi_function);

@@ -302,6 +302,12 @@ TEST(LibraryAlgorithms, NamesFromAnMpichDescription) {
       "algorithmssched_naive      - Force naive algorithmtsp_ring    - Force generic transport ring algorithm";
   EXPECT_EQ(parse_mpich_algorithms(two_columns),
             (std::vector<std::string>{"auto", "sched_auto", "sched_naive", "tsp_ring"}));
+  // The library's selections are not algorithms to force (MPICH asserts on sched_auto).
+  EXPECT_TRUE(is_library_selection("auto"));
+  EXPECT_TRUE(is_library_selection("sched_auto"));
+  EXPECT_FALSE(is_library_selection("sched_naive"));
+  EXPECT_FALSE(is_library_selection("autotuned"));
+  EXPECT_FALSE(is_library_selection("tsp_nauto"));
   const std::string misaligned =
       "Variable to select bcast algorithmauto - Internal algorithm selection (can be overridden with "
       "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)binomial - Force Binomial Treenb                     - Force "
