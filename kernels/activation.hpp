@@ -64,6 +64,19 @@ void bias_gelu_forward(const Exec& exec, VX x, VB bias, VY y) {
     throw std::invalid_argument("sextant::bias_gelu_forward: shapes do not match");
   const std::int64_t rows = x.extent(0), cols = x.extent(1);
   if constexpr (runs_on_host<Exec>) {
+    if (host::rows_contiguous(x) && host::rows_contiguous(y) && bias.stride(0) == 1) {
+      // Rows as pointers, iterations declared independent: through View accessors GCC
+      // cannot rule out that y overlaps x or the bias, and left the loop scalar.
+      const Scalar* b = bias.data();
+      Kokkos::parallel_for(
+          "sextant::bias_gelu_forward", Kokkos::RangePolicy<Exec>(exec, 0, rows), KOKKOS_LAMBDA(const std::int64_t i) {
+            const Scalar* xi = host::row(x, i);
+            Scalar* yi = host::row(y, i);
+            SEXTANT_INDEPENDENT_ITERATIONS
+            for (std::int64_t j = 0; j < cols; ++j) yi[j] = Gelu::forward<Scalar>(xi[j] + b[j]);
+          });
+      return;
+    }
     Kokkos::parallel_for(
         "sextant::bias_gelu_forward", Kokkos::RangePolicy<Exec>(exec, 0, rows), KOKKOS_LAMBDA(const std::int64_t i) {
           for (std::int64_t j = 0; j < cols; ++j) y(i, j) = Gelu::forward<Scalar>(x(i, j) + bias(j));

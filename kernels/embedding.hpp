@@ -26,6 +26,22 @@ template <class Exec, class VT, class VI, class VO>
 void embedding_forward(const Exec& exec, VT table, VI index, VO out) {
   if (out.extent(0) != index.extent(0) || out.extent(1) != table.extent(1))
     throw std::invalid_argument("sextant::embedding_forward: shapes do not match");
+  if constexpr (runs_on_host<Exec>) {
+    if (host::rows_contiguous(table) && host::rows_contiguous(out)) {
+      // A work item per token copies its row as one contiguous loop (the 2-D range
+      // re-read the index and tiled every row into short pieces).
+      const std::int64_t dim = out.extent(1);
+      Kokkos::parallel_for(
+          "sextant::embedding_forward", Kokkos::RangePolicy<Exec>(exec, 0, std::int64_t(out.extent(0))),
+          KOKKOS_LAMBDA(const std::int64_t t) {
+            const auto* from = host::row(table, std::int64_t(index(t)));
+            auto* to = host::row(out, t);
+            SEXTANT_INDEPENDENT_ITERATIONS
+            for (std::int64_t d = 0; d < dim; ++d) to[d] = from[d];
+          });
+      return;
+    }
+  }
   using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>;
   Kokkos::parallel_for(
       "sextant::embedding_forward",
