@@ -163,6 +163,63 @@ double disturbed_steps(const TrainResult& r) {
   return double(slow) / r.steps;
 }
 
+// A model's single-rank baseline (SweepOptions::baseline).
+struct Baseline {
+  std::string name;  // "single.small": the model size its configurations are named by
+  double median = 0, ci_lo = 0, ci_hi = 0;
+  std::vector<double> step_time, loss;
+};
+
+// The layout-independent part of a configuration: what its baseline trains.
+model::TrainConfig single_rank(model::TrainConfig c) {
+  c.dp = c.tp = c.pp = 1;
+  c.zero1 = c.overlap_dp = false;
+  c.schedule = model::TrainConfig{}.schedule;  // one stage: no pipeline to schedule
+  return c;
+}
+
+// Rank 0 trains the configuration's model alone while the others wait (yielding where
+// the run is oversubscribed); the result on rank 0.
+std::optional<Baseline> measure_baseline(Runtime& rt, const SweepEntry& entry, const std::string& name,
+                                         TrainRunOptions run) {
+  MPI_Comm alone = MPI_COMM_NULL;
+  SEXTANT_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, rt.is_root() ? 0 : MPI_UNDEFINED, 0, &alone));
+  std::optional<Baseline> out;
+  if (alone != MPI_COMM_NULL) {
+    run.profile = false;
+    run.wait = WaitMode::blocking;  // nothing to wait for on one rank
+    TrainResult r = run_training(single_rank(entry.config), run, alone);
+    SEXTANT_MPI_CHECK(MPI_Comm_free(&alone));
+    const auto s = stats::summarize(r.step_time);
+    out = Baseline{name, s.median, s.ci_lo, s.ci_hi, r.step_time, r.loss};
+  }
+  barrier(MPI_COMM_WORLD, rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
+  return out;
+}
+
+// Printed as a '#' line of the table, stored as /train_baseline/NAME (attributes as a
+// configuration's: measured_median, measured_ci_lo/hi; step_time, loss) and as JSON
+// "train_baseline" rows.
+void record_baseline(const Baseline& b, ResultsFile* results, JsonResults* json) {
+  std::printf("# %s (rank 0 alone: the same model, data and global batch): %.3f ms per step [%.3f, %.3f], loss "
+              "%.3f -> %.3f\n",
+              b.name.c_str(), b.median * 1e3, b.ci_lo * 1e3, b.ci_hi * 1e3, b.loss.front(), b.loss.back());
+  std::fflush(stdout);
+  if (json)
+    json->append("train_baseline", {{"configuration", b.name}, {"measured_median_s", b.median},
+                                    {"measured_ci_s", {b.ci_lo, b.ci_hi}}, {"step_times_s", b.step_time},
+                                    {"loss", b.loss}});
+  if (results) {
+    h5::Group g = results->group("train_baseline/" + b.name);
+    g.set_attr("measured_median", b.median);
+    g.set_attr("measured_ci_lo", b.ci_lo);
+    g.set_attr("measured_ci_hi", b.ci_hi);
+    g.write("step_time", b.step_time);
+    g.write("loss", b.loss);
+    results->flush();
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& model_sizes() {
@@ -222,8 +279,8 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     std::printf("# training proxy: predicted (from %s) vs measured, %d ranks, %d threads per rank%s\n",
                 o.model_path.c_str(), rt.size(), rt.threads_per_rank(),
                 rt.oversubscribed() ? " (OVERSUBSCRIBED: timings not meaningful)" : "");
-    std::printf("%-22s %12s %23s %13s %9s %14s %9s %16s\n", "configuration", "measured(ms)", "ci95(ms)",
-                "predicted(ms)", "error", "op-models(ms)", "error", "loss first->last");
+    std::printf("%-22s %12s %23s %13s %9s %14s %9s %8s %16s\n", "configuration", "measured(ms)", "ci95(ms)",
+                "predicted(ms)", "error", "op-models(ms)", "error", "speedup", "loss first->last");
     std::fflush(stdout);
   }
   std::vector<SweepRow> rows;
@@ -239,8 +296,27 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
   run.profile = std::getenv("SEXTANT_TRAIN_PROFILE") != nullptr;
   double retry_spent = 0;  // SweepOptions::retry_seconds
   bool retry_budget_said = false;
+  // Baselines by the model they train (its layout-independent configuration).
+  std::map<std::string, std::optional<Baseline>> baselines;
+  std::set<std::string> baseline_names;
   for (const auto& entry : sweep) {
     SweepRow row{entry.name};
+    std::optional<Baseline>* baseline = nullptr;
+    if (o.baseline && rt.size() > 1) {
+      const std::string model_key = nlohmann::json(single_rank(entry.config)).dump();
+      auto [at, fresh] = baselines.try_emplace(model_key);
+      baseline = &at->second;
+      if (fresh) {
+        // Named by the model size ("single.small"), and numbered where configurations of
+        // one size train different models (another dtype, say).
+        const std::string size = "single." + entry.name.substr(entry.name.rfind('.') + 1);
+        std::string name = size;
+        for (int n = 2; baseline_names.count(name); ++n) name = size + "." + std::to_string(n);
+        baseline_names.insert(name);
+        *baseline = measure_baseline(rt, entry, name, run);
+        if (*baseline) record_baseline(**baseline, results, json);
+      }
+    }
     model::StepPrediction predicted;
     if (rt.is_root()) {
       auto plan = model::plan_step(entry.config);
@@ -304,11 +380,15 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     row.error_models_only = (row.predicted_models_only - row.measured) / row.measured;
     row.loss_first = r.loss.front();
     row.loss_last = r.loss.back();
+    if (rt.size() == 1) row.speedup = 1;  // the configuration is its own baseline
+    else if (baseline && *baseline) row.speedup = (*baseline)->median / row.measured;
+    char speedup[32] = "-";
+    if (std::isfinite(row.speedup)) std::snprintf(speedup, sizeof speedup, "%.2fx", row.speedup);
     char ci[64];
     std::snprintf(ci, sizeof ci, "[%.3f, %.3f]", s.ci_lo * 1e3, s.ci_hi * 1e3);
-    std::printf("%-22s %12.3f %23s %13.3f %8.1f%% %14.3f %8.1f%% %7.3f -> %6.3f\n", entry.name.c_str(),
+    std::printf("%-22s %12.3f %23s %13.3f %8.1f%% %14.3f %8.1f%% %8s %7.3f -> %6.3f\n", entry.name.c_str(),
                 row.measured * 1e3, ci, row.predicted * 1e3, 100 * row.error, row.predicted_models_only * 1e3,
-                100 * row.error_models_only, row.loss_first, row.loss_last);
+                100 * row.error_models_only, speedup, row.loss_first, row.loss_last);
     std::fflush(stdout);
     if (json)
       json->append("train", {{"configuration", entry.name}, {"config", entry.config},
@@ -319,6 +399,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
                              {"machine_speed", {{"before", before ? nlohmann::json(*before) : nlohmann::json()},
                                                 {"after", after ? nlohmann::json(*after) : nlohmann::json()}}},
                              {"attempts", attempts},
+                             {"speedup", std::isfinite(row.speedup) ? nlohmann::json(row.speedup) : nlohmann::json()},
                              {"disturbed_steps", check_speed ? nlohmann::json(disturbed) : nlohmann::json()}});
     if (results) {
       h5::Group g = results->group("train/" + entry.name);
@@ -347,6 +428,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       if (before) g.set_attr("machine_speed_before", *before);
       if (after) g.set_attr("machine_speed_after", *after);
       g.set_attr("attempts", static_cast<std::int64_t>(attempts));
+      if (std::isfinite(row.speedup)) g.set_attr("speedup", row.speedup);  // missing where no baseline was measured
       if (check_speed) g.set_attr("disturbed_steps", disturbed);
       g.write("step_time", r.step_time);
       g.write("loss", r.loss);

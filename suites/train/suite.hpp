@@ -2,6 +2,7 @@
 // `sextant run --suite train`: a sweep of training configurations on this run's
 // ranks, each predicted from the model file fitted earlier in the same run and then
 // measured, with the error per configuration and a summary.
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +62,10 @@ struct SweepOptions {
   // rest are kept as first measured, with their speed and disturbance recorded, and
   // the run says so. A third of a quiet sweep's time.
   bool check_speed = true;
+  // On more than one rank, each model's single-rank baseline: the same model, data and
+  // global batch trained by rank 0 alone (the others wait), measured before the first
+  // configuration of that model; every configuration's speedup is its step over this.
+  bool baseline = true;
   double speed_tolerance = 0.25, disturbed_tolerance = 0.40;
   int attempts = 3;
   double retry_seconds = 60;
@@ -74,6 +79,9 @@ struct SweepRow {
   // The prediction without the measurements at the plan's exact shapes: operator models only.
   double predicted_models_only = 0, error_models_only = 0;
   double loss_first = 0, loss_last = 0;
+  // The single-rank baseline's median step over this configuration's (1 for the
+  // baseline itself); NaN where no baseline was measured.
+  double speedup = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Collective over MPI_COMM_WORLD; rank 0 predicts, prints and records. Returns the rows (rank 0).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mpiexec -n 2 sextant run --suite train --quick: the predicted-vs-measured table with
 # its summary line, every configuration recorded, losses falling by 10%, layouts of one
-# model with the same float32 loss curve, a model fitted in the same run; then a
+# model with the same float32 loss curve as each other and as the model's single-rank
+# baseline, speedups over it, a model fitted in the same run; then a
 # 512-rank prediction whose breakdown adds up to its total.
 # Usage: train_quick.sh SEXTANT PYTHON OUT.h5
 source "$(dirname "$0")/../lib.sh"
@@ -101,7 +102,27 @@ for key, runs in curves.items():
         compared += 1
 assert len(curves) == 2 and compared == len(train) - len(curves), \
     "expected the 4 layouts of each of 2 model sizes to compare, found %s" % {k: [n for n, _ in v] for k, v in curves.items()}
-print("train results: %d configurations, %d layout pairs with the same loss curve" % (len(train), compared))
+# The single-rank baseline of each model size: rank 0 alone trains the same model on the
+# same data with the same global batch, so its loss curve is every layout's (the layouts'
+# own independent truth: one rank, no communication), and each configuration's speedup
+# is the baseline's median step over its own, in the file, the JSON and the table.
+base = f["train_baseline"]
+assert sorted(base) == ["single.medium", "single.small"], list(base)
+in_json = {d["configuration"]: d for d in doc["train_baseline"]}
+assert sorted(in_json) == sorted(base), sorted(in_json)
+for name in train:
+    b = base["single." + name.split(".")[-1]]
+    assert in_json[b.name.split("/")[-1]]["measured_median_s"] == b.attrs["measured_median"]
+    n = min(len(b["loss"]), len(train[name]["loss"]))
+    worst = float(np.max(np.abs(train[name]["loss"][:n] - b["loss"][:n]) / np.abs(b["loss"][:n])))
+    assert worst <= 1e-4, "%s vs its single-rank baseline: loss curves differ by %.3g" % (name, worst)
+    speedup = b.attrs["measured_median"] / train[name].attrs["measured_median"]
+    assert train[name].attrs["speedup"] == speedup and in_doc[name]["speedup"] == speedup, name
+    row = [l for l in printed.splitlines() if l.startswith(name + " ")][0]
+    assert ("%.2fx" % speedup) in row.split(), (name, row)
+print("train results: %d configurations, %d layout pairs with the same loss curve, each with its single-rank "
+      "baseline's (speedups %s)" % (len(train), compared,
+                                    " ".join("%.2f" % train[n].attrs["speedup"] for n in sorted(train))))
 PY
 model=${output%.h5}.model.h5
 [ -f "$model" ] || fail "no model fitted in the run"

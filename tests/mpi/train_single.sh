@@ -18,6 +18,8 @@ with h5py.File(sys.argv[1], "r") as r, h5py.File(sys.argv[2], "r") as m:
     for g in r["train"].values():
         assert g.attrs["predicted"] > 0 and g.attrs["measured_median"] > 0
         assert g["loss"][-1] < g["loss"][0]
+        assert g.attrs["speedup"] == 1  # its own baseline: none measured apart
+    assert "train_baseline" not in r, list(r)
     assert "compute" in m and "comm" not in m, list(m)
 print("single-rank baseline: 2 configurations, a compute-only model")
 PY
