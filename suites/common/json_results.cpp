@@ -91,6 +91,7 @@ std::vector<Row> table_rows(const json& doc, const std::string& table) {
   const json none;
   if (table == "comm") return rows_of(doc.value("comm", none), "sizes");
   if (table == "train") return rows_of(doc.value("train", none), nullptr);
+  if (table == "train_baseline") return rows_of(doc.value("train_baseline", none), nullptr);
   const json compute = doc.value("compute", json::object());
   if (table == "compute") return rows_of(compute.value("kernels", none), nullptr);
   if (table == "sweep") return rows_of(compute.value("working_set_sweep", none), "points");
@@ -102,7 +103,7 @@ std::vector<Row> table_rows(const json& doc, const std::string& table) {
 std::vector<std::string> JsonResults::csv_tables(const std::string& suite) {
   if (suite == "comm") return {"comm"};
   if (suite == "compute") return {"compute", "sweep"};
-  return {"comm", "compute", "sweep", "train"};
+  return {"comm", "compute", "sweep", "train", "train_baseline"};
 }
 
 std::string JsonResults::csv_path(const std::string& prefix, const std::string& table) {

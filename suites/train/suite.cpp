@@ -165,7 +165,7 @@ double disturbed_steps(const TrainResult& r) {
 
 // A model's single-rank baseline (SweepOptions::baseline).
 struct Baseline {
-  std::string name;  // "single.small": the model size its configurations are named by
+  std::string name;  // "single.small.p2": the model size, the ranks of the run it serves
   double median = 0, ci_lo = 0, ci_hi = 0;
   std::vector<double> step_time, loss;
 };
@@ -307,9 +307,11 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       auto [at, fresh] = baselines.try_emplace(model_key);
       baseline = &at->second;
       if (fresh) {
-        // Named by the model size ("single.small"), and numbered where configurations of
-        // one size train different models (another dtype, say).
-        const std::string size = "single." + entry.name.substr(entry.name.rfind('.') + 1);
+        // Named by the model size and the run's ranks, whose global batch it trains
+        // ("single.small.p2"), and numbered where configurations of one size train
+        // different models (another dtype, say).
+        const std::string size =
+            "single." + entry.name.substr(entry.name.rfind('.') + 1) + ".p" + std::to_string(rt.size());
         std::string name = size;
         for (int n = 2; baseline_names.count(name); ++n) name = size + "." + std::to_string(n);
         baseline_names.insert(name);

@@ -43,7 +43,7 @@ for name, r in rows.items():
     assert float(r["measured_median_s"]) == in_doc[name]["measured_median_s"], name
     assert float(r["prediction.step_seconds"]) == train[name].attrs["predicted"], name
     assert int(r["config.hidden"]) == train[name].attrs["hidden"], name
-for table in ("comm", "compute", "sweep"):
+for table in ("comm", "compute", "sweep", "train_baseline"):
     assert len(list(csv.DictReader(open(sys.argv[3] + "." + table + ".csv")))) > 0, table
 # The operators measured again after the sweep: a ratio to the model's times, the same
 # in both files (a timing, so only its sanity is checked: a machine 5x slower or faster
@@ -107,11 +107,11 @@ assert len(curves) == 2 and compared == len(train) - len(curves), \
 # own independent truth: one rank, no communication), and each configuration's speedup
 # is the baseline's median step over its own, in the file, the JSON and the table.
 base = f["train_baseline"]
-assert sorted(base) == ["single.medium", "single.small"], list(base)
+assert sorted(base) == ["single.medium.p2", "single.small.p2"], list(base)
 in_json = {d["configuration"]: d for d in doc["train_baseline"]}
 assert sorted(in_json) == sorted(base), sorted(in_json)
 for name in train:
-    b = base["single." + name.split(".")[-1]]
+    b = base["single." + name.split(".")[-1] + ".p2"]
     assert in_json[b.name.split("/")[-1]]["measured_median_s"] == b.attrs["measured_median"]
     n = min(len(b["loss"]), len(train[name]["loss"]))
     worst = float(np.max(np.abs(train[name]["loss"][:n] - b["loss"][:n]) / np.abs(b["loss"][:n])))

@@ -24,13 +24,16 @@ namespace sextant::cli {
 namespace {
 
 // The units a merge copies: "/comm/world/allreduce/float32/p2" for every measured
-// communicator size, "/compute", and "/train/<configuration>" for each configuration.
+// communicator size, "/compute", "/train/<configuration>" for each configuration and
+// "/train_baseline/<baseline>" for each single-rank baseline.
 std::vector<std::string> mergeable_groups(const h5::File& file) {
   std::vector<std::string> out;
   for_each_rank_group(file, "comm", [&](const RankGroup& g) { out.push_back(g.group.path()); });
   if (file.has("compute")) out.push_back("/compute");
   if (file.has("train"))
     for (const auto& name : file.group("train").children()) out.push_back("/train/" + name);
+  if (file.has("train_baseline"))
+    for (const auto& name : file.group("train_baseline").children()) out.push_back("/train_baseline/" + name);
   return out;
 }
 
