@@ -232,7 +232,8 @@ std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int st
     for (double v : {double(full.layers_count), double(stage == 0), double(stage == S - 1), double(std::min(S - stage, walked + 1)),
                      double(walked), double(c.schedule == Schedule::gpipe), double(c.tp), double(c.micro_batch), double(c.hidden),
                      double(c.heads), double(c.seq), double(c.vocab), double(c.zero1 ? c.dp : 0), c.bucket_bytes,
-                     double(c.optimizer == Optimizer::adamw), double(c.dense == DensePath::vendor), double(c.dtype == "float64")})
+                     double(c.optimizer == Optimizer::adamw), double(c.dense == DensePath::vendor), double(c.dtype == "float64"),
+                     double(static_cast<int>(c.recompute))})
       key += std::to_string(v) + ",";
     if (auto at = memo->walks.find(key); at != memo->walks.end()) {
       std::map<std::string, OperandMisses> out;

@@ -40,7 +40,7 @@ inline void to_json(nlohmann::json& j, const TrainConfig& c) {
                      {"schedule", schedule_name(c.schedule)},
                      {"optimizer", c.optimizer == Optimizer::sgd ? "sgd" : "adamw"}, {"zero1", c.zero1},
                      {"overlap", c.overlap_dp}, {"bucket_bytes", c.bucket_bytes}, {"dtype", c.dtype},
-                     {"dense", to_string(c.dense)}};
+                     {"dense", to_string(c.dense)}, {"recompute", to_string(c.recompute)}};
 }
 
 inline void to_json(nlohmann::json& j, const StepPrediction& p) {

@@ -63,6 +63,7 @@ struct Dims {
   long long tp, dp;
   double s;               // bytes per scalar
   const char* gemm;       // the GEMM kernel of the dense path
+  Recompute recompute;
 };
 
 Dims dims_of(const TrainConfig& c) {
@@ -83,6 +84,7 @@ Dims dims_of(const TrainConfig& c) {
   d.Vrows = d.Vl + (c.tp > 1 ? 1 : 0);
   d.s = c.dtype == "float64" ? 8 : 4;
   d.gemm = c.dense == DensePath::vendor ? "vendor_gemm" : "gemm";
+  d.recompute = c.recompute;
   return d;
 }
 
@@ -161,54 +163,78 @@ class PhaseBuilder {
 // Layer l's input is the slot's x<l>, its output x<l+1> (the stage's own layer index).
 std::string slot_x(int local_layer) { return "x" + std::to_string(local_layer) + "#"; }
 
-void layer_forward(PhaseBuilder& f, const Dims& d, const std::string& L, int local) {
-  const std::string x = slot_x(local), y = slot_x(local + 1), P = "p:" + L;
+// Where the forward leaves activation `name` of layer L for the backward: the
+// micro-batch's slot, or, where it is recomputed, a workspace every layer and
+// micro-batch shares (the proxy's buffers; Recompute in the header).
+std::string activation(const Dims& d, const std::string& L, const std::string& name) {
+  const bool recomputed = d.recompute == Recompute::full || (d.recompute == Recompute::selective && name == "P");
+  return recomputed ? "ws.recompute." + name : L + name + "#";
+}
+
+// The attention kernel's forward: P and the output from q, k, v.
+void attention_forward(PhaseBuilder& f, const Dims& d, const std::string& name, const std::string& L) {
   const double T = double(d.T);
-  f.layernorm_forward(L + "ln1", x, P + "ln1.gamma", P + "ln1.beta", L + "a1#", L + "ln1");
-  f.gemm(L + "qkv", d.T, 3 * d.Hl, d.H, false, false, false, L + "a1#", P + "qkv.weight", "ws.qkv");
-  f.heads(L + "split_heads", "split_heads", 3, "ws.qkv", L + "qkvh#");
-  f.op(L + "attention", "attention_forward", kv({{"BH", d.b * d.Al}, {"L", d.S}, {"D", d.D}}),
+  f.op(name, "attention_forward", kv({{"BH", d.b * d.Al}, {"L", d.S}, {"D", d.D}}),
        kernels::attention_forward_flops(d.b * d.Al, d.S, d.S, d.D), kernels::attention_forward_bytes(d.b * d.Al, d.S, d.S, d.D, d.s),
-       {{L + "qkvh#", 3 * T * d.Hl}, {L + "P#", double(d.b * d.Al) * d.S * d.S}, {"ws.o", T * d.Hl}});
-  f.heads(L + "merge_heads", "merge_heads", 1, "ws.o", L + "om#");
-  f.gemm(L + "attn_out", d.T, d.H, d.Hl, false, false, false, L + "om#", P + "attn_out.weight", "ws.proj");
-  f.tp_allreduce(L + "attn_out", T * d.H);
-  f.add(L + "residual1", d.T * d.H, L + "x1#", x, "ws.proj");
-  f.layernorm_forward(L + "ln2", L + "x1#", P + "ln2.gamma", P + "ln2.beta", L + "a2#", L + "ln2");
-  f.gemm(L + "fc1", d.T, d.Fl, d.H, false, false, false, L + "a2#", P + "fc1.weight", L + "h#");
-  f.op(L + "gelu", "bias_gelu_forward", kv({{"rows", d.T}, {"cols", d.Fl}}), kernels::bias_gelu_forward_flops(d.T, d.Fl),
-       kernels::bias_gelu_forward_bytes(d.T, d.Fl, d.s), {{L + "h#", T * d.Fl}, {P + "fc1.bias", double(d.Fl)}, {L + "gact#", T * d.Fl}});
-  f.gemm(L + "fc2", d.T, d.H, d.Fl, false, false, false, L + "gact#", P + "fc2.weight", "ws.proj");
-  f.tp_allreduce(L + "fc2", T * d.H);
-  f.add(L + "residual2", d.T * d.H, y, L + "x1#", "ws.proj");
+       {{activation(d, L, "qkvh"), 3 * T * d.Hl}, {activation(d, L, "P"), double(d.b * d.Al) * d.S * d.S}, {"ws.o", T * d.Hl}});
+}
+
+// Layer L's forward from x to y; its ops named N... (L..., or L...recompute. when the
+// backward runs it again).
+void layer_forward(PhaseBuilder& f, const Dims& d, const std::string& L, const std::string& N, const std::string& x,
+                   const std::string& y) {
+  const std::string P = "p:" + L;
+  const double T = double(d.T);
+  auto act = [&](const char* name) { return activation(d, L, name); };
+  f.layernorm_forward(N + "ln1", x, P + "ln1.gamma", P + "ln1.beta", act("a1"), L + "ln1");
+  f.gemm(N + "qkv", d.T, 3 * d.Hl, d.H, false, false, false, act("a1"), P + "qkv.weight", "ws.qkv");
+  f.heads(N + "split_heads", "split_heads", 3, "ws.qkv", act("qkvh"));
+  attention_forward(f, d, N + "attention", L);
+  f.heads(N + "merge_heads", "merge_heads", 1, "ws.o", act("om"));
+  f.gemm(N + "attn_out", d.T, d.H, d.Hl, false, false, false, act("om"), P + "attn_out.weight", "ws.proj");
+  f.tp_allreduce(N + "attn_out", T * d.H);
+  f.add(N + "residual1", d.T * d.H, act("x1"), x, "ws.proj");
+  f.layernorm_forward(N + "ln2", act("x1"), P + "ln2.gamma", P + "ln2.beta", act("a2"), L + "ln2");
+  f.gemm(N + "fc1", d.T, d.Fl, d.H, false, false, false, act("a2"), P + "fc1.weight", act("h"));
+  f.op(N + "gelu", "bias_gelu_forward", kv({{"rows", d.T}, {"cols", d.Fl}}), kernels::bias_gelu_forward_flops(d.T, d.Fl),
+       kernels::bias_gelu_forward_bytes(d.T, d.Fl, d.s), {{act("h"), T * d.Fl}, {P + "fc1.bias", double(d.Fl)}, {act("gact"), T * d.Fl}});
+  f.gemm(N + "fc2", d.T, d.H, d.Fl, false, false, false, act("gact"), P + "fc2.weight", "ws.proj");
+  f.tp_allreduce(N + "fc2", T * d.H);
+  f.add(N + "residual2", d.T * d.H, y, act("x1"), "ws.proj");
 }
 
 // dy: the gradient arriving at the layer's output, dx: the one it sends to its input.
 void layer_backward(PhaseBuilder& g, const Dims& d, const std::string& L, int local, const std::string& dy,
                     const std::string& dx) {
-  const std::string x = slot_x(local), P = "p:" + L, G = "g:" + L;
+  const std::string x = slot_x(local), P = "p:" + L, G = "g:" + L, R = L + "recompute.";
   const double T = double(d.T);
-  g.gemm(L + "fc2.wgrad", d.Fl, d.H, d.T, true, false, true, L + "gact#", dy, G + "fc2.weight");
+  auto act = [&](const char* name) { return activation(d, L, name); };
+  // Full recomputation: the layer's forward again from its input (the output it writes
+  // again is a workspace: the next layer's input is still the slot's).
+  if (d.recompute == Recompute::full) layer_forward(g, d, L, R, x, "ws.recompute.y");
+  g.gemm(L + "fc2.wgrad", d.Fl, d.H, d.T, true, false, true, act("gact"), dy, G + "fc2.weight");
   g.gemm(L + "fc2.dgrad", d.T, d.Fl, d.H, false, true, false, dy, P + "fc2.weight", "ws.dg");
   g.op(L + "gelu.backward", "bias_gelu_backward", kv({{"rows", d.T}, {"cols", d.Fl}}),
        kernels::bias_gelu_backward_flops(d.T, d.Fl), kernels::bias_gelu_backward_bytes(d.T, d.Fl, d.s),
-       {{"ws.dg", T * d.Fl}, {L + "h#", T * d.Fl}, {P + "fc1.bias", double(d.Fl)}, {"ws.b1_scratch", double(d.Fl)}});
+       {{"ws.dg", T * d.Fl}, {act("h"), T * d.Fl}, {P + "fc1.bias", double(d.Fl)}, {"ws.b1_scratch", double(d.Fl)}});
   g.add(L + "gelu.grad_add", d.Fl, G + "fc1.bias", G + "fc1.bias", "ws.b1_scratch");
-  g.gemm(L + "fc1.wgrad", d.H, d.Fl, d.T, true, false, true, L + "a2#", "ws.dg", G + "fc1.weight");
+  g.gemm(L + "fc1.wgrad", d.H, d.Fl, d.T, true, false, true, act("a2"), "ws.dg", G + "fc1.weight");
   g.gemm(L + "fc1.dgrad", d.T, d.H, d.Fl, false, true, false, "ws.dg", P + "fc1.weight", "ws.da");
   g.tp_allreduce(L + "fc1.dgrad", T * d.H);
-  g.layernorm_backward(L + "ln2.backward", "ws.da", L + "x1#", P + "ln2.gamma", L + "ln2", "ws.dxln");
+  g.layernorm_backward(L + "ln2.backward", "ws.da", act("x1"), P + "ln2.gamma", L + "ln2", "ws.dxln");
   g.norm_grad_add(L + "ln2.grad_add", G + "ln2");
   g.add(L + "residual2.backward", d.T * d.H, "ws.dx1", dy, "ws.dxln");
-  g.gemm(L + "attn_out.wgrad", d.Hl, d.H, d.T, true, false, true, L + "om#", "ws.dx1", G + "attn_out.weight");
+  g.gemm(L + "attn_out.wgrad", d.Hl, d.H, d.T, true, false, true, act("om"), "ws.dx1", G + "attn_out.weight");
   g.gemm(L + "attn_out.dgrad", d.T, d.Hl, d.H, false, true, false, "ws.dx1", P + "attn_out.weight", "ws.dom");
   g.heads(L + "merge_heads.backward", "split_heads", 1, "ws.dom", "ws.do");
+  // Selective recomputation: the attention probabilities again, right before their use.
+  if (d.recompute == Recompute::selective) attention_forward(g, d, R + "attention", L);
   g.op(L + "attention.backward", "attention_backward", kv({{"BH", d.b * d.Al}, {"L", d.S}, {"D", d.D}}),
        kernels::attention_backward_flops(d.b * d.Al, d.S, d.S, d.D), kernels::attention_backward_bytes(d.b * d.Al, d.S, d.S, d.D, d.s),
-       {{L + "qkvh#", 3 * T * d.Hl}, {L + "P#", double(d.b * d.Al) * d.S * d.S}, {"ws.do", T * d.Hl},
+       {{act("qkvh"), 3 * T * d.Hl}, {act("P"), double(d.b * d.Al) * d.S * d.S}, {"ws.do", T * d.Hl},
         {"ws.dP", double(d.b * d.Al) * d.S * d.S}, {"ws.dqkvh", 3 * T * d.Hl}});
   g.heads(L + "split_heads.backward", "merge_heads", 3, "ws.dqkvh", "ws.dqkv");
-  g.gemm(L + "qkv.wgrad", d.H, 3 * d.Hl, d.T, true, false, true, L + "a1#", "ws.dqkv", G + "qkv.weight");
+  g.gemm(L + "qkv.wgrad", d.H, 3 * d.Hl, d.T, true, false, true, act("a1"), "ws.dqkv", G + "qkv.weight");
   g.gemm(L + "qkv.dgrad", d.T, d.H, 3 * d.Hl, false, true, false, "ws.dqkv", P + "qkv.weight", "ws.da");
   g.tp_allreduce(L + "qkv.dgrad", T * d.H);
   g.layernorm_backward(L + "ln1.backward", "ws.da", x, P + "ln1.gamma", L + "ln1", "ws.dxln");
@@ -275,6 +301,10 @@ const char* to_string(Traffic t) { return t == Traffic::tp ? "tp" : t == Traffic
 
 const char* to_string(DensePath p) { return p == DensePath::vendor ? "vendor" : "portable"; }
 
+const char* to_string(Recompute r) {
+  return r == Recompute::full ? "full" : r == Recompute::selective ? "selective" : "none";
+}
+
 DensePath parse_dense_path(const std::string& name) {
   if (name == "portable") return DensePath::portable;
   if (name == "vendor") return DensePath::vendor;
@@ -305,6 +335,8 @@ constexpr TrainConfigKey config_keys[] = {
     {"bucket_bytes", "dp gradient bucket size in bytes", false},
     {"dtype", "float32 | float64", false},
     {"dense", "GEMMs by: portable (Kokkos kernels) | vendor (BLAS via Kokkos Kernels)", false},
+    {"recompute", "activation recomputation: none | selective (attention probabilities) | full (each layer from its input)",
+     false},
 };
 }  // namespace
 
@@ -336,6 +368,12 @@ void set_train_config_key(TrainConfig& c, const std::string& key, const std::str
   else if (key == "overlap") c.overlap_dp = integer() != 0;
   else if (key == "dtype") c.dtype = value;
   else if (key == "dense") c.dense = parse_dense_path(value);
+  else if (key == "recompute") {
+    if (value == "none") c.recompute = Recompute::none;
+    else if (value == "selective") c.recompute = Recompute::selective;
+    else if (value == "full") c.recompute = Recompute::full;
+    else throw UsageError("recompute='" + value + "' (use none, selective or full)");
+  }
   else if (key == "schedule") {
     if (value == "gpipe") c.schedule = Schedule::gpipe;
     else if (value == "1f1b") c.schedule = Schedule::one_f_one_b;
@@ -431,8 +469,10 @@ StepPlan plan_step(const TrainConfig& config) {
            {{"p:embedding.position", double(d.S) * d.H}, {"ws.emb_pos", T * H}});
       f.add("embedding.add", d.T * d.H, slot_x(0), "ws.emb_tok", "ws.emb_pos");
     }
-    for (int l = st.layers_first; l < st.layers_first + st.layers_count; ++l)
-      layer_forward(f, d, "layer" + std::to_string(l) + ".", l - st.layers_first);
+    for (int l = st.layers_first; l < st.layers_first + st.layers_count; ++l) {
+      const std::string L = "layer" + std::to_string(l) + ".";
+      layer_forward(f, d, L, L, slot_x(l - st.layers_first), slot_x(l - st.layers_first + 1));
+    }
     const std::string x_out = slot_x(st.layers_count);
     if (last) {
       f.layernorm_forward("final.ln", x_out, "p:final.ln.gamma", "p:final.ln.beta", "final.af#", "final.ln");
@@ -545,6 +585,10 @@ double step_working_set_bytes(const StepPlan& plan, int stage) {
   // GPipe keeps every micro-batch's activations; 1F1B at most one per later stage.
   const int stages = static_cast<int>(plan.stages.size()), micro = c.micro_batches();
   const int in_flight = c.schedule == Schedule::gpipe ? micro : std::min(micro, stages - stage);
+  if (c.recompute == Recompute::full) {  // each micro-batch keeps its layers' inputs; one layer's activations are shared
+    const double inputs = double(st.layers_count + 1) * c.micro_batch * c.seq * c.hidden * element;
+    return st.parameters * element * state_copies + forward_bytes / std::max(1, st.layers_count) + inputs * in_flight;
+  }
   return st.parameters * element * state_copies + forward_bytes * in_flight;
 }
 

@@ -13,6 +13,14 @@ namespace sextant::model {
 
 enum class Schedule { gpipe, one_f_one_b };
 enum class Optimizer { sgd, adamw };
+// Activation recomputation: what the forward pass keeps for the backward. none: every
+// layer's activations, per micro-batch in flight. selective: all but the attention
+// probabilities [batch x heads, seq, seq], which the backward recomputes (the attention
+// kernel's forward again, Megatron's selective recomputation). full: only each layer's
+// input; the backward runs the layer's forward again (its TP allreduces included) right
+// before the layer's backward.
+enum class Recompute { none, selective, full };
+const char* to_string(Recompute);
 // Which implementation runs the dense operators (GEMMs): the portable Kokkos kernels,
 // or the vendor's BLAS through Kokkos Kernels (what frameworks call). The step plan
 // names the kernels of that path, so each is costed by its own operator model.
@@ -32,6 +40,7 @@ struct TrainConfig {
   bool zero1 = false;           // optimizer state sharded over dp (reduce_scatter + allgather)
   DensePath dense = DensePath::portable;  // the proxy defaults to vendor where it has it
   bool overlap_dp = false;      // gradient allreduce per bucket, overlapped with backward
+  Recompute recompute = Recompute::none;
   double bucket_bytes = 1 << 20;
   std::string dtype = "float32";
   int micro_batches() const;    // global_batch / (micro_batch * dp); validated by validate()

@@ -70,7 +70,7 @@ class Stage {
  public:
   Stage(const model::TrainConfig& c, const Layout& layout, Recorder& rec, ParamStore<S>& store, int slots,
         int layers_first, int layers_count, WaitMode wait)
-      : rec_(rec), store_(store), wait_(wait), dense_(c.dense), tp_comm_(layout.tp_comm), tp_(c.tp),
+      : rec_(rec), store_(store), wait_(wait), dense_(c.dense), recompute_(c.recompute), tp_comm_(layout.tp_comm), tp_(c.tp),
         tp_rank_(layout.tp_rank), first_(layout.first_stage()), last_(layout.last_stage()), b_(c.micro_batch), S_(c.seq), H_(c.hidden),
         T_(b_ * S_), Hl_(c.hidden / c.tp), Al_(c.heads / c.tp), D_(c.hidden / c.heads), Fl_(4LL * c.hidden / c.tp),
         Vl_(c.vocab / c.tp), Vrows_(Vl_ + (c.tp > 1 ? 1 : 0)), BH_(b_ * Al_),
@@ -199,23 +199,25 @@ class Stage {
     return p;
   }
 
+  // A micro-batch's buffers. What the backward recomputes lives once, in shared_acts_
+  // (models/train_plan.hpp, Recompute): under full recomputation every layer's
+  // activations, under selective the attention probabilities.
   Slot make_slot() {
     Slot s;
     for (std::size_t l = 0; l <= layers_.size(); ++l) s.xs.push_back(alloc2<S>("x", T_, H_));
+    if (recompute_ == model::Recompute::full && shared_acts_.P.data() == nullptr) {
+      shared_acts_ = make_acts();
+      recompute_y_ = alloc2<S>("recompute_y", T_, H_);
+    } else if (recompute_ == model::Recompute::selective && shared_acts_.P.data() == nullptr) {
+      shared_acts_.P = V3<S>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "P"), BH_, S_, S_);
+    }
     for (std::size_t l = 0; l < layers_.size(); ++l) {
-      LayerActs a;
-      a.a1 = alloc2<S>("a1", T_, H_);
-      a.x1 = alloc2<S>("x1", T_, H_);
-      a.a2 = alloc2<S>("a2", T_, H_);
-      a.h = alloc2<S>("h", T_, Fl_);
-      a.gact = alloc2<S>("gact", T_, Fl_);
-      a.om = alloc2<S>("om", T_, Hl_);
-      a.mean1 = alloc1<S>("mean1", T_);
-      a.rstd1 = alloc1<S>("rstd1", T_);
-      a.mean2 = alloc1<S>("mean2", T_);
-      a.rstd2 = alloc1<S>("rstd2", T_);
-      a.qkvh = alloc1<S>("qkvh", 3 * BH_ * S_ * D_);
-      a.P = V3<S>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "P"), BH_, S_, S_);
+      if (recompute_ == model::Recompute::full) {
+        s.acts.push_back(shared_acts_);
+        continue;
+      }
+      LayerActs a = make_acts(recompute_ == model::Recompute::selective);
+      if (recompute_ == model::Recompute::selective) a.P = shared_acts_.P;
       s.acts.push_back(a);
     }
     if (last_) {
@@ -228,6 +230,23 @@ class Stage {
     }
     if (!first_) s.dx_send = alloc2<S>("dx_send", T_, H_);
     return s;
+  }
+
+  LayerActs make_acts(bool without_P = false) {
+    LayerActs a;
+    a.a1 = alloc2<S>("a1", T_, H_);
+    a.x1 = alloc2<S>("x1", T_, H_);
+    a.a2 = alloc2<S>("a2", T_, H_);
+    a.h = alloc2<S>("h", T_, Fl_);
+    a.gact = alloc2<S>("gact", T_, Fl_);
+    a.om = alloc2<S>("om", T_, Hl_);
+    a.mean1 = alloc1<S>("mean1", T_);
+    a.rstd1 = alloc1<S>("rstd1", T_);
+    a.mean2 = alloc1<S>("mean2", T_);
+    a.rstd2 = alloc1<S>("rstd2", T_);
+    a.qkvh = alloc1<S>("qkvh", 3 * BH_ * S_ * D_);
+    if (!without_P) a.P = V3<S>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "P"), BH_, S_, S_);
+    return a;
   }
 
   U3<S> head_part(const V1<S>& block, int g) const {  // q, k or v of a 3 x [BH, S, D] block
@@ -341,18 +360,14 @@ class Stage {
     add(E, "add", x0.data(), emb_tok_.data(), emb_pos_.data(), T_ * H_);
   }
 
-  void layer_forward(LayerParams& p, LayerActs& a, V2<S> x, V2<S> y) {
-    const std::string& L = p.prefix;
+  // The layer's forward from x to y, its ops named L... (p.prefix, or p.prefix +
+  // "recompute." when the backward runs it again).
+  void layer_forward(LayerParams& p, LayerActs& a, V2<S> x, V2<S> y) { layer_forward(p, a, x, y, p.prefix); }
+  void layer_forward(LayerParams& p, LayerActs& a, V2<S> x, V2<S> y, const std::string& L) {
     layernorm_fwd(L, "ln1", x, p.ln1g, p.ln1b, a.a1, a.mean1, a.rstd1);
     gemm(L, "qkv", kernels::Trans::no, kernels::Trans::no, a.a1, p.wqkv, qkv_ws_, false);
     heads(L, "split_heads", "split_heads", 3, [&] { split_heads(exec_, qkv_ws_, a.qkvh.data(), b_, S_, 3, Al_, D_); });
-    op(
-        L, "attention", "attention_forward", [&] { return kv({{"BH", BH_}, {"L", S_}, {"D", D_}}); },
-        kernels::attention_forward_flops(BH_, S_, S_, D_), kernels::attention_forward_bytes(BH_, S_, S_, D_, sizeof(S)),
-        [&] {
-          kernels::attention_forward(exec_, head_part(a.qkvh, 0), head_part(a.qkvh, 1), head_part(a.qkvh, 2), a.P,
-                                     o_ws_, scale_);
-        });
+    attention_fwd(L, a);
     heads(L, "merge_heads", "merge_heads", 1, [&] { merge_heads(exec_, o_ws_.data(), a.om, b_, S_, 1, Al_, D_); });
     gemm(L, "attn_out", kernels::Trans::no, kernels::Trans::no, a.om, p.wo, proj_ws_, false);
     tp_allreduce(proj_ws_.data(), T_ * H_, L, "attn_out");
@@ -409,9 +424,25 @@ class Stage {
     return loss;
   }
 
+  // P and the attention output (o_ws_) from the layer's q, k, v.
+  void attention_fwd(const std::string& L, LayerActs& a) {
+    op(
+        L, "attention", "attention_forward", [&] { return kv({{"BH", BH_}, {"L", S_}, {"D", D_}}); },
+        kernels::attention_forward_flops(BH_, S_, S_, D_), kernels::attention_forward_bytes(BH_, S_, S_, D_, sizeof(S)),
+        [&] {
+          kernels::attention_forward(exec_, head_part(a.qkvh, 0), head_part(a.qkvh, 1), head_part(a.qkvh, 2), a.P,
+                                     o_ws_, scale_);
+        });
+  }
+
   void layer_backward(LayerParams& p, LayerActs& a, V2<S> x, V2<S> dy, V2<S> dx, GradientSink* sink) {
     using kernels::Trans;
     const std::string& L = p.prefix;
+    const std::string recomputed = L + "recompute.";
+    // What the forward did not keep, again (models/train_plan.hpp, Recompute): the whole
+    // layer from its input (its output into a workspace: the next layer's input is the
+    // slot's, already used), or below, the attention probabilities.
+    if (recompute_ == model::Recompute::full) layer_forward(p, a, x, recompute_y_, recomputed);
     gemm(L, "fc2.wgrad", Trans::yes, Trans::no, a.gact, dy, p.dw2, true);
     ready(sink, p.i_w2);
     gemm(L, "fc2.dgrad", Trans::no, Trans::yes, dy, p.w2, dg_, false);
@@ -434,6 +465,7 @@ class Stage {
     // The gradient of a merge is a split, and of a split a merge.
     heads(L, "merge_heads.backward", "split_heads", 1,
           [&] { split_heads(exec_, dom_, do_.data(), b_, S_, 1, Al_, D_); });
+    if (recompute_ == model::Recompute::selective) attention_fwd(recomputed, a);
     op(
         L, "attention.backward", "attention_backward", [&] { return kv({{"BH", BH_}, {"L", S_}, {"D", D_}}); },
         kernels::attention_backward_flops(BH_, S_, S_, D_),
@@ -481,6 +513,9 @@ class Stage {
   ParamStore<S>& store_;
   WaitMode wait_;
   model::DensePath dense_;
+  model::Recompute recompute_;
+  LayerActs shared_acts_;  // what recomputation overwrites: every layer's and slot's (full), or P alone (selective)
+  V2<S> recompute_y_;      // full recomputation's layer output (the next layer's input stays the slot's)
   MPI_Comm tp_comm_;
   int tp_, tp_rank_;
   bool first_, last_;

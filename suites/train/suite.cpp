@@ -175,6 +175,7 @@ model::TrainConfig single_rank(model::TrainConfig c) {
   c.dp = c.tp = c.pp = 1;
   c.zero1 = c.overlap_dp = false;
   c.schedule = model::TrainConfig{}.schedule;  // one stage: no pipeline to schedule
+  c.recompute = model::Recompute::none;         // the speedup of a recomputing layout includes its cost
   return c;
 }
 
@@ -233,6 +234,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
     const char* name;
     int dp, tp, pp;
     model::Schedule schedule;
+    model::Recompute recompute = model::Recompute::none;
   };
   std::vector<Strategy> strategies;
   using model::Schedule;
@@ -241,7 +243,10 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
     strategies = {{"dp", ranks, 1, 1, Schedule::one_f_one_b},
                   {"tp", 1, ranks, 1, Schedule::one_f_one_b},
                   {"pp_gpipe", 1, 1, ranks, Schedule::gpipe},
-                  {"pp_1f1b", 1, 1, ranks, Schedule::one_f_one_b}};
+                  {"pp_1f1b", 1, 1, ranks, Schedule::one_f_one_b},
+                  // Full recomputation under TP: each layer's forward again in the
+                  // backward, its TP allreduces included.
+                  {"tp_recompute", 1, ranks, 1, Schedule::one_f_one_b, model::Recompute::full}};
   if (ranks == 4)
     strategies.push_back({"dp2_tp2_pp1", 2, 2, 1, Schedule::one_f_one_b}),
         strategies.push_back({"tp2_pp2", 1, 2, 2, Schedule::one_f_one_b});
@@ -254,6 +259,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
       e.config.tp = s.tp;
       e.config.pp = s.pp;
       e.config.schedule = s.schedule;
+      e.config.recompute = s.recompute;
       e.config.dense = default_dense_path();
       // One global batch per model size, whatever the layout: every layout of a size
       // trains the same model on the same data, so their loss curves must agree (the

@@ -413,3 +413,60 @@ TEST(TrainPlan, CountsAreTheKernelsOwn) {
     }
   }
 }
+
+// Recomputation adds to the backward exactly what the forward did not keep: under full,
+// each layer's forward ops again (named <layer>.recompute.<op>, TP allreduces included)
+// before the layer's backward; under selective, one attention forward per layer right
+// before its attention backward. The forward is unchanged, and so is everything else.
+TEST(TrainPlan, RecomputationRunsTheForwardAgainInTheBackward) {
+  const TrainConfig plain = small(1, 2, 2);
+  for (Recompute r : {Recompute::selective, Recompute::full}) {
+    TrainConfig c = plain;
+    c.recompute = r;
+    const auto base = plan_step(plain), p = plan_step(c);
+    for (std::size_t s = 0; s < p.stages.size(); ++s) {
+      const StagePlan &b = base.stages[s], &st = p.stages[s];
+      ASSERT_EQ(st.forward.compute.size(), b.forward.compute.size());
+      for (std::size_t i = 0; i < st.forward.compute.size(); ++i)
+        EXPECT_EQ(st.forward.compute[i].name, b.forward.compute[i].name);
+      double layer_forward_flops = 0, attention_flops = 0, extra_flops = 0;
+      std::size_t layer_forward_ops = 0, layer_forward_comm = 0;
+      for (const auto& op : b.forward.compute)
+        if (op.name.rfind("layer", 0) == 0) {
+          layer_forward_flops += op.flops, ++layer_forward_ops;
+          if (op.kernel == "attention_forward") attention_flops += op.flops;
+        }
+      for (const auto& op : b.forward.comm) layer_forward_comm += op.name.rfind("layer", 0) == 0;
+      std::size_t recomputed = 0;
+      for (const auto& op : st.backward.compute) {
+        if (op.name.find(".recompute.") == std::string::npos) continue;
+        ++recomputed;
+        extra_flops += op.flops;
+        if (r == Recompute::selective) EXPECT_EQ(op.kernel, "attention_forward") << op.name;
+      }
+      if (r == Recompute::full) {
+        EXPECT_EQ(recomputed, layer_forward_ops);
+        EXPECT_DOUBLE_EQ(extra_flops, layer_forward_flops);
+        EXPECT_EQ(st.backward.comm.size(), b.backward.comm.size() + layer_forward_comm);
+        // Each layer's recomputation comes right before that layer's first backward op.
+        for (std::size_t i = 1; i < st.backward.compute.size(); ++i) {
+          const auto& op = st.backward.compute[i];
+          if (op.name.size() > 10 && op.name.compare(op.name.size() - 10, 10, ".fc2.wgrad") == 0)
+            EXPECT_EQ(st.backward.compute[i - 1].name,
+                      op.name.substr(0, op.name.size() - 9) + "recompute.residual2");
+        }
+      } else {
+        EXPECT_EQ(recomputed, std::size_t(st.layers_count));
+        EXPECT_DOUBLE_EQ(extra_flops, attention_flops);
+        EXPECT_EQ(st.backward.comm.size(), b.backward.comm.size());
+      }
+      EXPECT_EQ(st.backward.compute.size(), b.backward.compute.size() + recomputed);
+    }
+  }
+  // Under full recomputation a micro-batch in flight keeps its layers' inputs only.
+  TrainConfig full = plain;
+  full.recompute = Recompute::full;
+  EXPECT_LT(step_working_set_bytes(plan_step(full), 0), step_working_set_bytes(plan_step(plain), 0));
+  EXPECT_EQ(parse_train_config("recompute=selective").recompute, Recompute::selective);
+  EXPECT_THROW(parse_train_config("recompute=some"), sextant::UsageError);
+}

@@ -149,11 +149,13 @@ int main(int argc, char** argv) {
     auto result = train::run_training(c, o, rt.world());
     const double t_layout = MPI_Wtime() - t0;
 
-    // The single-rank reference, on rank 0 alone (the others wait, yielding). A one-rank
-    // layout has none to compare with (it would be itself): the gradient check is its truth.
-    if (c.ranks() > 1) {
+    // The single-rank reference, on rank 0 alone (the others wait, yielding), without
+    // recomputation. A one-rank layout without it has none to compare with (it would be
+    // itself): the gradient check is its truth.
+    if (c.ranks() > 1 || c.recompute != model::Recompute::none) {
       model::TrainConfig one = c;
       one.dp = one.tp = one.pp = 1;
+      one.recompute = model::Recompute::none;  // recomputation changes when, not what, a step computes
       std::vector<double> reference(result.loss.size());
       const double t1 = MPI_Wtime();
       if (rt.is_root()) reference = train::run_training(one, o, MPI_COMM_SELF).loss;
