@@ -31,6 +31,13 @@ std::vector<SweepEntry> chosen_sweep(int ranks, const PipelineOptions& o) {
   }
   if (!o.dense.empty())
     for (auto& e : sweep) e.config.dense = model::parse_dense_path(o.dense);
+  if (!o.recompute.empty()) {  // named for it: "tp2_recompute_full.small"
+    for (auto& e : sweep) {
+      model::set_train_config_key(e.config, "recompute", o.recompute);
+      if (e.config.recompute != model::Recompute::none)
+        e.name.insert(e.name.rfind('.'), std::string("_recompute_") + model::to_string(e.config.recompute));
+    }
+  }
   return sweep;
 }
 

@@ -234,7 +234,6 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
     const char* name;
     int dp, tp, pp;
     model::Schedule schedule;
-    model::Recompute recompute = model::Recompute::none;
   };
   std::vector<Strategy> strategies;
   using model::Schedule;
@@ -243,10 +242,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
     strategies = {{"dp", ranks, 1, 1, Schedule::one_f_one_b},
                   {"tp", 1, ranks, 1, Schedule::one_f_one_b},
                   {"pp_gpipe", 1, 1, ranks, Schedule::gpipe},
-                  {"pp_1f1b", 1, 1, ranks, Schedule::one_f_one_b},
-                  // Full recomputation under TP: each layer's forward again in the
-                  // backward, its TP allreduces included.
-                  {"tp_recompute", 1, ranks, 1, Schedule::one_f_one_b, model::Recompute::full}};
+                  {"pp_1f1b", 1, 1, ranks, Schedule::one_f_one_b}};
   if (ranks == 4)
     strategies.push_back({"dp2_tp2_pp1", 2, 2, 1, Schedule::one_f_one_b}),
         strategies.push_back({"tp2_pp2", 1, 2, 2, Schedule::one_f_one_b});
@@ -259,7 +255,6 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
       e.config.tp = s.tp;
       e.config.pp = s.pp;
       e.config.schedule = s.schedule;
-      e.config.recompute = s.recompute;
       e.config.dense = default_dense_path();
       // One global batch per model size, whatever the layout: every layout of a size
       // trains the same model on the same data, so their loss curves must agree (the
@@ -424,6 +419,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       g.set_attr("pp", c.pp);
       g.set_attr("schedule", c.schedule == model::Schedule::gpipe ? "gpipe" : "1f1b");
       g.set_attr("dtype", c.dtype);
+      g.set_attr("recompute", model::to_string(c.recompute));
       g.set_attr("oversubscribed", std::int64_t{rt.oversubscribed()});
       g.set_attr("measured_median", row.measured);
       g.set_attr("measured_ci_lo", row.ci_lo);

@@ -23,3 +23,31 @@ with h5py.File(sys.argv[1], "r") as r, h5py.File(sys.argv[2], "r") as m:
     assert "compute" in m and "comm" not in m, list(m)
 print("single-rank baseline: 2 configurations, a compute-only model")
 PY
+
+# The same sweep with full activation recomputation (--recompute): named for it, with
+# the loss curve of the run without it (the math is the same). And from one model file,
+# predict --train costs the recomputed forward: the forward as without it, the backward
+# longer by about the layers' forward (the embedding and the head are not recomputed).
+recomputed=$work/recompute.h5
+expect_rc 0 timeout 250 mpiexec.mpich -n 1 "$sextant" run --suite train --quick --model-sizes small --recompute full \
+  --overwrite -o "$recomputed"
+contains "$out" "single1_recompute_full.small"
+small=layers=2,hidden=64,heads=4,seq=32,vocab=256,micro_batch=2,global_batch=4
+expect_rc 0 "$sextant" predict "${output%.h5}.model.h5" --train "$small" --json "$work/plain.json"
+expect_rc 0 "$sextant" predict "${output%.h5}.model.h5" --train "$small,recompute=full" --json "$work/full.json"
+"$python" - "$output" "$recomputed" "$work/plain.json" "$work/full.json" <<'PY'
+import json, sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as plain, h5py.File(sys.argv[2], "r") as rc:
+    assert list(rc["train"]) == ["single1_recompute_full.small"], list(rc["train"])
+    a, b = plain["train/single1.small"], rc["train/single1_recompute_full.small"]
+    assert b.attrs["recompute"] == "full" and a.attrs["recompute"] == "none"
+    n = min(len(a["loss"]), len(b["loss"]))
+    worst = float(np.max(np.abs(a["loss"][:n] - b["loss"][:n]) / np.abs(a["loss"][:n])))
+    assert worst <= 1e-6, "recomputation changed the loss curve by %.3g" % worst
+p, f = (json.load(open(x))["prediction"]["breakdown_seconds"] for x in sys.argv[3:5])
+extra = f["backward compute"] - p["backward compute"]
+assert abs(f["forward compute"] - p["forward compute"]) <= 0.2 * p["forward compute"], (f, p)
+assert 0.5 * p["forward compute"] <= extra <= 1.2 * p["forward compute"], (extra, p["forward compute"])
+print("recompute=full: the same loss curve (%.2g); predicted backward +%.3f ms for a forward of %.3f ms"
+      % (worst, 1e3 * extra, 1e3 * p["forward compute"]))
+PY

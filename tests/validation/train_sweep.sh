@@ -62,5 +62,5 @@ steady net "$cluster" mpiexec --timeout 400 "$sextant" run --suite train --quick
 "$cluster" stats || true  # how late the delay lines released packets during the runs
 
 "$python" "$here/check_train.py" "shared memory=$out/train_shm.h5" \
-  "namespaces ${delay_us}us ${rate}=$out/train_net.h5" --min-configs 30 --median 12.5 --max 35 \
+  "namespaces ${delay_us}us ${rate}=$out/train_net.h5" --min-configs 24 --median 12.5 --max 35 \
   --goal-median 5 --goal-max 15

@@ -127,6 +127,7 @@ train::PipelineOptions TrainArgs::resolve(const MeasureArgs& m, const CommArgs& 
   o.model_sizes = split_list(a.model_sizes);
   o.configs = split_list(a.configs);
   o.dense = a.dense;
+  o.recompute = a.recompute;
   o.quick = m.quick;
   o.steps = a.steps;
   o.comm_sizes_given = comm.sizes_given;
@@ -234,6 +235,10 @@ void TrainArgs::add(CLI::App& cmd) {
       ->check(checks::names)->group(group);
   cmd.add_option("--dense", dense,
                  "GEMMs by portable (sextant's Kokkos kernels) or vendor (BLAS via Kokkos Kernels; the default where built)")
+      ->group(group);
+  cmd.add_option("--recompute", recompute,
+                 "activation recomputation in every configuration: none (default), selective (the attention "
+                 "probabilities) or full (each layer from its input); named tp2_recompute_full.small and so on")
       ->group(group);
   cmd.add_option("--steps", steps, "measured steps per configuration (default: 10, 8 with --quick, more until 0.5 s)")
       ->check(CLI::PositiveNumber)->group(group);
