@@ -17,13 +17,15 @@ contains "$out" "2 on 1 node(s)"
 # Ranks bound one per core (mpiexec -bind-to core) each see a one-CPU mask: the node's
 # CPUs are the union of the masks, so one rank per CPU is not oversubscribed and one
 # more is. (Hydra binds over all the machine's cores, whatever mask it was started with.)
+# One thread per rank, whatever the caller's OMP_NUM_THREADS: a bound rank with two
+# threads on its one CPU is oversubscribed, rightly.
 cpus=$(getconf _NPROCESSORS_ONLN)
 if [ "$cpus" -le 4 ]; then
-  expect_rc 0 timeout 60 mpiexec.mpich -bind-to core -n "$cpus" "$sextant" info
+  expect_rc 0 timeout 60 env OMP_NUM_THREADS=1 mpiexec.mpich -bind-to core -n "$cpus" "$sextant" info
   grep -qE "^cores +$cpus usable by this node's ranks \(1 by rank 0\)" <<<"$out" ||
     fail "bound ranks: cores should be $cpus usable, 1 by rank 0: $(grep '^cores' <<<"$out")"
   ! grep -q OVERSUBSCRIBED <<<"$out" || fail "$cpus ranks bound to $cpus CPUs called oversubscribed"
-  expect_rc 0 timeout 60 mpiexec.mpich -bind-to core -n $((cpus + 1)) "$sextant" info
+  expect_rc 0 timeout 60 env OMP_NUM_THREADS=1 mpiexec.mpich -bind-to core -n $((cpus + 1)) "$sextant" info
   contains "$out" "OVERSUBSCRIBED"
 fi
 echo "info: all fields present"

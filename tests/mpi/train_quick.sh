@@ -137,8 +137,10 @@ unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 def seconds(text):
     v, u = text.split()
     return float(v) * unit[u]
-parts = [seconds(m.group(1)) for l in lines if (m := re.match(r"^  (?!total)[a-z() ]+?\s{2,}([0-9.]+ (?:ns|us|ms|s))\s", l))]
-total = [seconds(m.group(1)) for l in lines if (m := re.match(r"^predicted step time ([0-9.]+ (?:ns|us|ms|s))", l))][0]
+# Numbers as %.4g prints them: 12.3 ms, 2.407e+04 s (an oversubscribed run's model).
+number = r"[0-9.]+(?:e[+-]?[0-9]+)? (?:ns|us|ms|s)"
+parts = [seconds(m.group(1)) for l in lines if (m := re.match(r"^  (?!total)[a-z() ]+?\s{2,}(" + number + r")\s", l))]
+total = [seconds(m.group(1)) for l in lines if (m := re.match(r"^predicted step time (" + number + ")", l))][0]
 assert len(parts) == 7, parts
 assert abs(sum(parts) - total) <= 0.002 * total, (sum(parts), total)
 print("breakdown adds up: %.4g s = %.4g s" % (sum(parts), total))
