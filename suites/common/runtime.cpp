@@ -220,27 +220,15 @@ static BlasSetup configure_blas(int threads) {
   BlasSetup b;
   const std::string n = ", " + std::to_string(threads) + " threads";
   if (void* f = dlsym(RTLD_DEFAULT, "openblas_set_num_threads")) {
-    // OpenBLAS built with its own threads (pthreads) beside Kokkos's OpenMP threads:
-    // the two pools fight for the cores (a 20 us GEMM took 4 ms), so it gets one thread.
-    int parallel = -1;  // 0 sequential, 1 pthreads, 2 OpenMP
-    if (void* p = dlsym(RTLD_DEFAULT, "openblas_get_parallel")) parallel = reinterpret_cast<int (*)()>(p)();
-    const bool own_threads = parallel == 1 && threads > 1;
-    reinterpret_cast<void (*)(int)>(f)(own_threads ? 1 : threads);
+    reinterpret_cast<void (*)(int)>(f)(threads);
     std::string core = "unknown";
     if (void* g = dlsym(RTLD_DEFAULT, "openblas_get_corename")) core = reinterpret_cast<char* (*)()>(g)();
-    const char* build = parallel == 2 ? ", OpenMP" : parallel == 1 ? ", pthreads" : parallel == 0 ? ", sequential" : "";
-    b.description = "OpenBLAS (" + core + " kernels" + build + ")" +
-                    (own_threads ? std::string(", 1 thread") : n);
-    if (own_threads)
-      b.warning = "OpenBLAS is its pthreads build: beside Kokkos's " + std::to_string(threads) +
-                  " OpenMP threads its own would fight them for the cores, so the vendor path's GEMMs run on one "
-                  "thread per rank. Its OpenMP build shares Kokkos's threads (Debian: libopenblas0-openmp, which "
-                  "sextant's build finds)";
+    b.description = "OpenBLAS (" + core + " kernels)" + n;
     static const std::set<std::string> generic{"Prescott", "Katmai", "Coppermine", "Northwood", "Core2",
                                                "Penryn", "Dunnington", "Nehalem", "Atom", "Barcelona"};
 #if defined(__x86_64__) || defined(__i386__)
     if (generic.count(core) && (__builtin_cpu_supports("avx512f") || __builtin_cpu_supports("avx2")))
-      b.warning += std::string(b.warning.empty() ? "" : "; ") + "OpenBLAS runs its generic " + core + " kernels on a CPU with " +
+      b.warning = "OpenBLAS runs its generic " + core + " kernels on a CPU with " +
                   (__builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2") +
                   " (it does not know this CPU model): the vendor path's GEMMs run at a fraction of their rate. "
                   "OPENBLAS_CORETYPE=" + (__builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell") +
