@@ -115,6 +115,8 @@ for name in train:
     assert in_json[b.name.split("/")[-1]]["measured_median_s"] == b.attrs["measured_median"]
     n = min(len(b["loss"]), len(train[name]["loss"]))
     worst = float(np.max(np.abs(train[name]["loss"][:n] - b["loss"][:n]) / np.abs(b["loss"][:n])))
+    # The layouts' limit above, for the same reason: one rank only reorders the sums
+    # (measured: pipelines bit-equal, TP and DP within 5e-7).
     assert worst <= 1e-4, "%s vs its single-rank baseline: loss curves differ by %.3g" % (name, worst)
     speedup = b.attrs["measured_median"] / train[name].attrs["measured_median"]
     assert train[name].attrs["speedup"] == speedup and in_doc[name]["speedup"] == speedup, name
