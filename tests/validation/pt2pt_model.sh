@@ -6,12 +6,13 @@
 # `sextant run`, fit it with `sextant fit` (which finds the breakpoints itself), and
 # compare the model with what was injected (check_pt2pt.py). ROLE calibrate: this is
 # the D ~ 1 us run whose small-message alpha (alpha0) the other pairs subtract.
-# The measurement is launched 3 times (LAUNCHES), the calibration 5, and judged by the
-# median of the fits: MPI launches over the namespace path are bimodal (a slow mode
-# adds ~10 us), a property of the launch, not of the network being measured. Every pair
-# subtracts the calibration's alpha0, so its median must not land in the slow mode: one
-# clean-clone CI had two of its three launches slow (alpha0 53.8 us against 41.2 us in
-# a rerun) and failed d200_1g at -10.6%; five launches need three slow ones for that.
+# The measurement is launched 5 times (LAUNCHES), each pair's with its own baseline,
+# and judged by the median of the fits: MPI launches over the namespace path are bimodal
+# (a slow mode adds ~10 us), a property of the launch, not of the network being
+# measured, so the median must not land in the slow mode. With three launches two slow
+# ones were enough: one clean-clone CI had alpha0 53.8 us against 41.2 us in a rerun
+# and failed d200_1g at -10.6%, another measured d100_100m at 145.9, 158.9 and 155.2 us
+# (+13.5% against the delay applied); five launches need three slow ones.
 # Files land in OUTDIR: NAME.h5, NAME.model.h5 (the first launch), NAME.<k>.h5 and
 # NAME.<k>.model.h5 (the others), NAME.row.json, calibration.json.
 set -euo pipefail
@@ -27,7 +28,7 @@ rm -f "$out/$name".*h5 "$out/$name.row.json"
 "$here/netns/cpu_busy.sh" "$name"
 
 start=$(date +%s.%N)
-launches=${LAUNCHES:-$([ "$role" = calibrate ] && echo 5 || echo 3)}
+launches=${LAUNCHES:-5}
 models=() results=() stats=() baselines=()
 for k in $(seq 1 "$launches"); do
   # The baseline of this launch, on this path, seconds before it: the delay lines at
@@ -50,10 +51,9 @@ for k in $(seq 1 "$launches"); do
   # Short runs: at least 10 iterations per size (one batch), at most 100, a second per
   # size, 2% precision. Sizes a factor sqrt(2) apart, so that the fit has enough of them
   # to tell the rendezvous region (extra round trips) from the bandwidth regime; the
-  # range ends where the bandwidth term dominates by far. The timeouts (3 x 70 s and
-  # 3 x 30 s for the baselines, the calibration's 5 x 70 s) come before CTest's (340 s,
-  # 400 s), so that what is left
-  # running is stopped here.
+  # range ends where the bandwidth term dominates by far. The timeouts (5 x 70 s, and
+  # 5 x 30 s for the baselines) come before CTest's (560 s, 400 s for the calibration),
+  # so that what is left running is stopped here.
   # One thread per rank: a ping-pong computes nothing, and idle OpenMP and BLAS worker
   # threads only compete with the busy-polling ranks and the delay lines for 2 CPUs.
   "$cluster" stats >/dev/null 2>&1 || true  # the delay lines count from here
