@@ -225,13 +225,13 @@ std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int st
 
   // What decides the walk, layer numbers aside: the stage's shape, its place in the
   // schedule, and everything that sizes its operands (the configuration less dp, pp and
-  // the micro-batch count, except where ZeRO-1 shards by dp).
+  // the micro-batch count, except where ZeRO shards by dp).
   std::string key;
   if (memo) {
     const TrainConfig& c = plan.config;
     for (double v : {double(full.layers_count), double(stage == 0), double(stage == S - 1), double(std::min(S - stage, walked + 1)),
                      double(walked), double(c.schedule == Schedule::gpipe), double(c.tp), double(c.micro_batch), double(c.hidden),
-                     double(c.heads), double(c.seq), double(c.vocab), double(c.zero1 ? c.dp : 0), c.bucket_bytes,
+                     double(c.heads), double(c.seq), double(c.vocab), double(c.zero >= 1 ? c.dp : 0), double(c.zero), c.bucket_bytes,
                      double(c.optimizer == Optimizer::adamw), double(c.dense == DensePath::vendor), double(c.dtype == "float64"),
                      double(static_cast<int>(c.recompute))})
       key += std::to_string(v) + ",";

@@ -38,7 +38,7 @@ inline void to_json(nlohmann::json& j, const TrainConfig& c) {
                      {"vocab", c.vocab}, {"micro_batch", c.micro_batch}, {"global_batch", c.global_batch},
                      {"micro_batches", c.micro_batches()}, {"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp},
                      {"schedule", schedule_name(c.schedule)},
-                     {"optimizer", c.optimizer == Optimizer::sgd ? "sgd" : "adamw"}, {"zero1", c.zero1},
+                     {"optimizer", c.optimizer == Optimizer::sgd ? "sgd" : "adamw"}, {"zero", c.zero},
                      {"overlap", c.overlap_dp}, {"bucket_bytes", c.bucket_bytes}, {"dtype", c.dtype},
                      {"dense", to_string(c.dense)}, {"recompute", to_string(c.recompute)}};
 }

@@ -77,6 +77,12 @@ class Coster {
     for (const auto& op : ops) t += comm(op);
     return t;
   }
+  double comm(const std::vector<CommOp>& ops, Traffic traffic) {
+    double t = 0;
+    for (const auto& op : ops)
+      if (op.traffic == traffic) t += comm(op);
+    return t;
+  }
 
  private:
   void note(const std::string& text) {
@@ -117,32 +123,38 @@ class Coster {
 
 // The partners' wait of each blocking collective of a phase (SyncModel): the compute
 // since the group's previous synchronisation, the collective issued after the compute op
-// it is named after. The phase repeats (micro-batch after micro-batch), so its first
-// collective waits for the compute after the last one as well. Returns the sum of the
-// waits and the compute after the phase's last collective (the tail).
+// its `after` names. The phase repeats (micro-batch after micro-batch), so its first
+// collective waits for the compute after the last one as well. Returns the waits by the
+// traffic that waits and the compute after the phase's last collective (the tail).
 struct PhaseSync {
-  double waits = 0, tail = 0;
+  double tp_waits = 0, dp_waits = 0, tail = 0;
 };
 PhaseSync phase_sync(const Phase& phase, const std::vector<double>& costs, const SyncModel* sync) {
   PhaseSync out;
-  double since = 0, head = -1;
+  double since = 0;
   std::size_t next = 0;
-  std::vector<std::pair<double, int>> intervals;  // compute before each collective, its ranks
-  for (std::size_t i = 0; i < phase.compute.size(); ++i) {
-    since += costs[i];
-    for (; next < phase.comm.size(); ++next) {
-      const std::string& name = phase.comm[next].name;
-      const auto dot = name.rfind('.');
-      if (dot == std::string::npos || name.compare(0, dot, phase.compute[i].name) != 0) break;
-      if (head < 0) head = since;
-      intervals.push_back({since, phase.comm[next].ranks});
+  std::vector<std::pair<double, const CommOp*>> intervals;  // compute before each collective
+  const auto issue = [&](const std::string& after) {
+    for (; next < phase.comm.size() && phase.comm[next].after == after; ++next) {
+      intervals.push_back({since, &phase.comm[next]});
       since = 0;
     }
+  };
+  issue("");
+  for (std::size_t i = 0; i < phase.compute.size(); ++i) {
+    since += costs[i];
+    issue(phase.compute[i].name);
   }
+  if (next != phase.comm.size())
+    throw Error("predict_step: collective '" + phase.comm[next].name + "' follows no op of its phase ('" +
+                phase.comm[next].after + "')");
   out.tail = since;
   if (!sync) return out;
-  for (std::size_t k = 0; k < intervals.size(); ++k)
-    out.waits += sync->wait(k == 0 ? intervals[k].first + out.tail : intervals[k].first, intervals[k].second);
+  for (std::size_t k = 0; k < intervals.size(); ++k) {
+    const CommOp& op = *intervals[k].second;
+    const double w = sync->wait(k == 0 ? intervals[k].first + out.tail : intervals[k].first, op.ranks);
+    (op.traffic == Traffic::tp ? out.tp_waits : out.dp_waits) += w;
+  }
   return out;
 }
 
@@ -238,8 +250,10 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
     for (double c : forward_costs) t.forward_compute += c;
     for (double c : backward_costs) t.backward_compute += c;
     const auto forward_sync = phase_sync(st.forward, forward_costs, sync), backward_sync = phase_sync(st.backward, backward_costs, sync);
-    t.forward_tp = cost.comm(st.forward.comm) + forward_sync.waits;
-    t.backward_tp = cost.comm(st.backward.comm) + backward_sync.waits;
+    t.forward_tp = cost.comm(st.forward.comm, Traffic::tp) + forward_sync.tp_waits;
+    t.backward_tp = cost.comm(st.backward.comm, Traffic::tp) + backward_sync.tp_waits;
+    t.forward_dp = cost.comm(st.forward.comm, Traffic::dp) + forward_sync.dp_waits;
+    t.backward_dp = cost.comm(st.backward.comm, Traffic::dp) + backward_sync.dp_waits;
     t.dp_total = cost.comm(st.dp_sync);
     if (cfg.overlap_dp && !st.dp_sync.empty()) {
       // Buckets become ready during the last micro-batch's backward; the last bucket
@@ -292,8 +306,8 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
         const double start = std::max(free_at[s], sent + in.latency);
         t.waits += start - free_at[s];
         t.transfers += in.transfer;
-        free_at[s] = start + in.transfer +
-                     (forward ? t.forward_compute + t.forward_tp : t.backward_compute + t.backward_tp);
+        free_at[s] = start + in.transfer + (forward ? t.forward_compute + t.forward_tp + t.forward_dp
+                                                   : t.backward_compute + t.backward_tp + t.backward_dp);
         (forward ? forward_end : backward_end)[s][a.micro] = free_at[s];
       }
     }
@@ -316,7 +330,7 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
       {"tp communication", M * (c.forward_tp + c.backward_tp)},
       {"pp communication", c.transfers},
       {"pipeline bubble", c.waits},
-      {"dp communication (exposed)", c.dp_exposed},
+      {"dp communication (exposed)", c.dp_exposed + M * (c.forward_dp + c.backward_dp)},
       {"optimizer", c.optimizer},
   };
   out.total = c.finish;

@@ -48,6 +48,7 @@ LevelMap placed_levels(const TrainConfig& config, int ranks_per_node, const Comm
 struct StageTimes {
   double forward_compute = 0, backward_compute = 0;  // per micro-batch
   double forward_tp = 0, backward_tp = 0;            // per micro-batch, TP collectives
+  double forward_dp = 0, backward_dp = 0;            // per micro-batch, ZeRO-3's parameter gathers
   double dp_total = 0, dp_exposed = 0, optimizer = 0;  // per step
   // From the replayed schedule, per step: waiting for a neighbour, receiving transfers,
   // and when the stage's step ends (its last action, gradient sync and optimizer).

@@ -15,8 +15,10 @@
 // - ComputeOp::shape is "key=value,..." with the registry's parameter names in its
 //   order; a GEMM that accumulates into its output (weight gradients over micro-batches)
 //   adds ",beta=1", and its bytes count the read of C (gemm_bytes(beta_nonzero)).
-// - A CommOp is issued right after the compute op whose name is its own name without
-//   the last component ("layer3.attn_out.tp_allreduce" follows "layer3.attn_out").
+// - A CommOp of a phase is issued right after the compute op its `after` names; a
+//   collective that serves an op is named after it ("layer3.attn_out.tp_allreduce"
+//   follows "layer3.attn_out"), ZeRO-3's gathers after their unit
+//   ("layer3.params.allgather", before layer3's first op).
 //
 // The FLOP and byte formulas are kernels/counts.hpp's (plain arithmetic, no Kokkos): the
 // functions the kernels and the proxy count with; tests/train checks what the proxy
@@ -152,7 +154,17 @@ class PhaseBuilder {
   // Allreduce of a tensor-parallel partial sum [T, H] (Megatron's g forward, f backward).
   void tp_allreduce(const std::string& after, double elements) {
     if (d_.tp == 1) return;
-    p_.comm.push_back({after + ".tp_allreduce", Traffic::tp, "allreduce", elements * d_.s, int(d_.tp)});
+    comm({after + ".tp_allreduce", Traffic::tp, "allreduce", elements * d_.s, int(d_.tp)});
+  }
+  // ZeRO-3: the unit's parameters gathered over dp before its ops (block: this rank's
+  // share, the allgather's size unit).
+  void gather_params(const std::string& unit, double block_elements) {
+    if (block_elements <= 0) return;
+    comm({unit + ".params.allgather", Traffic::dp, "allgather", block_elements * d_.s, int(d_.dp)});
+  }
+  void comm(CommOp op) {
+    op.after = p_.compute.empty() ? "" : p_.compute.back().name;
+    p_.comm.push_back(std::move(op));
   }
 
  private:
@@ -272,18 +284,20 @@ std::vector<std::pair<std::string, double>> stage_parameters(const Dims& d, int 
 }
 
 // Buckets: consecutive whole parameters up to bucket_bytes (a larger parameter is a
-// bucket of its own); with ZeRO-1 each is padded to a multiple of dp elements so that
-// every rank owns an equal block.
+// bucket of its own), or with ZeRO-3 one per parameter unit; sharded (ZeRO), each is
+// padded to a multiple of dp elements so that every rank owns an equal block.
 struct Bucket {
   std::vector<std::pair<std::string, double>> params;  // name, elements
   double elements = 0;                                 // padded
 };
 std::vector<Bucket> buckets_of(const std::vector<std::pair<std::string, double>>& params, double bucket_bytes, double s,
-                               long long pad_to) {
+                               long long pad_to, bool by_unit) {
   std::vector<Bucket> out;
   double current = 0;
   for (const auto& [name, n] : params) {
-    if (out.empty() || (current > 0 && (current + n) * s > bucket_bytes)) {
+    const bool full = by_unit ? !out.empty() && param_unit(out.back().params.back().first) != param_unit(name)
+                              : current > 0 && (current + n) * s > bucket_bytes;
+    if (out.empty() || full) {
       out.emplace_back();
       current = 0;
     }
@@ -296,6 +310,11 @@ std::vector<Bucket> buckets_of(const std::vector<std::pair<std::string, double>>
 }
 
 }  // namespace
+
+std::string param_unit(const std::string& parameter) {
+  const std::string unit = parameter.substr(0, parameter.find('.'));
+  return unit == "head" ? "final" : unit;
+}
 
 const char* to_string(Traffic t) { return t == Traffic::tp ? "tp" : t == Traffic::dp ? "dp" : "pp"; }
 
@@ -330,7 +349,9 @@ constexpr TrainConfigKey config_keys[] = {
     {"pp", "pipeline stages", false},
     {"schedule", "pipeline schedule: gpipe | 1f1b", false},
     {"optimizer", "sgd | adamw", false},
-    {"zero1", "shard optimizer state over dp (reduce_scatter + allgather)", true},
+    {"zero", "ZeRO stage over dp: 0 | 1 (optimizer state sharded) | 3 (FSDP: parameters too, gathered per layer)",
+     false},
+    {"zero1", "same as zero=1", true},
     {"overlap", "overlap the dp gradient sync with backward", true},
     {"bucket_bytes", "dp gradient bucket size in bytes", false},
     {"dtype", "float32 | float64", false},
@@ -364,7 +385,8 @@ void set_train_config_key(TrainConfig& c, const std::string& key, const std::str
   else if (key == "tp") c.tp = integer();
   else if (key == "pp") c.pp = integer();
   else if (key == "bucket_bytes") c.bucket_bytes = number();
-  else if (key == "zero1") c.zero1 = integer() != 0;
+  else if (key == "zero") c.zero = integer();
+  else if (key == "zero1") c.zero = integer() != 0 ? 1 : 0;
   else if (key == "overlap") c.overlap_dp = integer() != 0;
   else if (key == "dtype") c.dtype = value;
   else if (key == "dense") c.dense = parse_dense_path(value);
@@ -437,6 +459,9 @@ void TrainConfig::validate() const {
                      std::to_string(micro_batch) + " x --dp " + std::to_string(dp));
   if (dtype != "float32" && dtype != "float64")
     throw UsageError("--dtype '" + dtype + "': use float32 or float64");
+  if (zero != 0 && zero != 1 && zero != 3)
+    throw UsageError("--zero " + std::to_string(zero) + ": use 0, 1 or 3 (ZeRO-2's traffic is ZeRO-1's; the proxy "
+                     "accumulates unsharded gradients over micro-batches, so 2 would be 1 under another name)");
   if (!(bucket_bytes > 0)) throw UsageError("--bucket-bytes " + std::to_string(bucket_bytes) + ": must be > 0");
 }
 
@@ -456,10 +481,22 @@ StepPlan plan_step(const TrainConfig& config) {
     next_layer += st.layers_count;
     const bool first = s == 0, last = s == pp - 1;
 
+    // The parameters, their buckets and, with ZeRO-3, each unit's block: what a rank
+    // gathers before the unit's ops.
+    auto params = stage_parameters(d, st.layers_first, st.layers_count, first, last);
+    const bool sharded = config.zero >= 1 && config.dp > 1, by_unit = sharded && config.zero == 3;
+    const auto buckets = buckets_of(params, config.bucket_bytes, d.s, sharded ? config.dp : 1, by_unit);
+    auto gather = [&](PhaseBuilder& b, const std::string& unit) {
+      if (!by_unit) return;
+      for (const auto& bucket : buckets)
+        if (param_unit(bucket.params.front().first) == unit) b.gather_params(unit, bucket.elements / config.dp);
+    };
+
     // Forward of one micro-batch.
     PhaseBuilder f(st.forward, d);
     const double T = double(d.T), H = double(d.H);
     if (first) {
+      gather(f, "embedding");
       f.op("embedding.token", "embedding_forward", kv({{"vocab", d.Vrows}, {"tokens", d.T}, {"dim", d.H}}), 0,
            kernels::embedding_forward_bytes(d.T, d.H, d.s, index_bytes),
            {{"p:embedding.token", double(std::min(d.T, d.Vrows)) * d.H}, {"ws.emb_tok", T * H}});
@@ -471,10 +508,12 @@ StepPlan plan_step(const TrainConfig& config) {
     }
     for (int l = st.layers_first; l < st.layers_first + st.layers_count; ++l) {
       const std::string L = "layer" + std::to_string(l) + ".";
+      gather(f, "layer" + std::to_string(l));
       layer_forward(f, d, L, L, slot_x(l - st.layers_first), slot_x(l - st.layers_first + 1));
     }
     const std::string x_out = slot_x(st.layers_count);
     if (last) {
+      gather(f, "final");
       f.layernorm_forward("final.ln", x_out, "p:final.ln.gamma", "p:final.ln.beta", "final.af#", "final.ln");
       f.gemm("final.logits", d.T, d.Vl, d.H, false, false, false, "final.af#", "p:head.weight", "final.logits#");
       f.op("final.ce_max", "cross_entropy_max", kv({{"rows", d.T}, {"cols", d.Vl}}),
@@ -492,6 +531,7 @@ StepPlan plan_step(const TrainConfig& config) {
     // to the slot's buffer sent to the previous stage.
     PhaseBuilder g(st.backward, d);
     if (last) {
+      gather(g, "final");
       g.op("final.ce_backward", "cross_entropy_backward", kv({{"rows", d.T}, {"cols", d.Vl}}),
            kernels::cross_entropy_backward_flops(d.T, d.Vl), kernels::cross_entropy_backward_bytes(d.T, d.Vl, d.s),
            {{"final.logits#", T * d.Vl}, {"final.ce_max#", T}, {"final.ce_stats#", 2 * T}});
@@ -505,6 +545,7 @@ StepPlan plan_step(const TrainConfig& config) {
     for (int l = st.layers_first + st.layers_count - 1; l >= st.layers_first; --l) {
       const int local = l - st.layers_first;
       const std::string dx = local > 0 ? spare : (first ? "ws.demb" : "dx_send#");
+      gather(g, "layer" + std::to_string(l));  // the embedding's backward reads no parameter
       layer_backward(g, d, "layer" + std::to_string(l) + ".", local, dy, dx);
       spare = dy;
       dy = dx;
@@ -528,13 +569,10 @@ StepPlan plan_step(const TrainConfig& config) {
     if (!last) st.receive_gradient = {{"ws.gA", act_bytes}};
 
     // Gradient sync over dp and the optimizer step.
-    auto params = stage_parameters(d, st.layers_first, st.layers_count, first, last);
     for (const auto& p : params) {
       st.parameters += p.second;
       st.dp_sync_operands.push_back({"g:" + p.first, p.second * d.s});
     }
-    const bool sharded = config.zero1 && config.dp > 1;
-    const auto buckets = buckets_of(params, config.bucket_bytes, d.s, sharded ? config.dp : 1);
     const bool adamw = config.optimizer == Optimizer::adamw;
     // The update of the given parameters' elements (a 1/share of each: ZeRO-1's block).
     auto update = [&](PhaseBuilder& o, const std::string& name, double n, const Bucket* only, double share) {
@@ -562,7 +600,8 @@ StepPlan plan_step(const TrainConfig& config) {
         st.dp_sync.push_back({B + ".reduce_scatter", Traffic::dp, "reduce_scatter", block * d.s, config.dp});
         const std::string U = "optimizer.bucket" + std::to_string(k);
         update(o, U, block, &buckets[k], config.dp);
-        st.optimizer.comm.push_back({U + ".allgather", Traffic::dp, "allgather", block * d.s, config.dp});
+        // ZeRO-3 keeps the parameters sharded: the next forward gathers them.
+        if (!by_unit) o.comm({U + ".allgather", Traffic::dp, "allgather", block * d.s, config.dp});
       } else {
         st.dp_sync.push_back({B + ".allreduce", Traffic::dp, "allreduce", buckets[k].elements * d.s, config.dp});
       }
@@ -579,7 +618,9 @@ double step_working_set_bytes(const StepPlan& plan, int stage) {
   const TrainConfig& c = plan.config;
   const StagePlan& st = plan.stages.at(stage);
   const double element = c.dtype == "float64" ? 8 : 4;
-  const double state_copies = 2 + (c.optimizer == Optimizer::adamw ? (c.zero1 ? 2.0 / c.dp : 2.0) : 0.0);
+  // The proxy's buffers: parameters and gradients whole (ZeRO-3 gathers into the
+  // parameters' own place), the moments sharded with ZeRO.
+  const double state_copies = 2 + (c.optimizer == Optimizer::adamw ? (c.zero >= 1 ? 2.0 / c.dp : 2.0) : 0.0);
   double forward_bytes = 0;
   for (const auto& op : st.forward.compute) forward_bytes += op.bytes;
   // GPipe keeps every micro-batch's activations; 1F1B at most one per later stage.

@@ -7,6 +7,7 @@
 // one plan keeps the two consistent by construction. No MPI, no Kokkos here.
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sextant::model {
@@ -37,7 +38,15 @@ struct TrainConfig {
   int dp = 1, tp = 1, pp = 1;
   Schedule schedule = Schedule::one_f_one_b;
   Optimizer optimizer = Optimizer::adamw;
-  bool zero1 = false;           // optimizer state sharded over dp (reduce_scatter + allgather)
+  // ZeRO stage over dp (only with dp > 1). 1: optimizer state sharded: each bucket's
+  // gradients reduce-scattered, each rank updates its block, an allgather per bucket
+  // gives every rank the updated parameters. 3 (FSDP): parameters sharded too: the
+  // buckets are the parameter units (param_unit), each unit's parameters allgathered
+  // right before its forward and again before its backward, released after each use,
+  // and never gathered after the update. (2 shards the gradients as well: its traffic is
+  // 1's, and the proxy accumulates unsharded gradients over micro-batches, so it would
+  // be 1 under another name: not offered.)
+  int zero = 0;
   DensePath dense = DensePath::portable;  // the proxy defaults to vendor where it has it
   bool overlap_dp = false;      // gradient allreduce per bucket, overlapped with backward
   Recompute recompute = Recompute::none;
@@ -56,7 +65,7 @@ struct TrainConfig {
 inline constexpr int max_train_layers = 4096;
 
 // A configuration as `sextant predict --train` and the Python module take it:
-// "layers=24,hidden=2048,...,dp=64,tp=8,pp=1,schedule=1f1b,zero1=1,overlap=1" (the keys
+// "layers=24,hidden=2048,...,dp=64,tp=8,pp=1,schedule=1f1b,zero=1,overlap=1" (the keys
 // of TrainConfig, spelled as in models/json.hpp); unset keys keep their defaults. Throws
 // UsageError naming the key or value; validated.
 TrainConfig parse_train_config(const std::string& text);
@@ -67,7 +76,7 @@ TrainConfig parse_train_config(const std::string& text);
 struct TrainConfigKey {
   const char* name;  // as in parse_train_config and models/json.hpp
   const char* help;
-  bool on_off;       // zero1, overlap: a command-line flag
+  bool on_off;       // overlap, zero1: a command-line flag
 };
 std::span<const TrainConfigKey> train_config_keys();
 // Sets one key from its text; throws UsageError naming the key or value. Not validated
@@ -101,15 +110,24 @@ enum class Traffic { tp, dp, pp };
 const char* to_string(Traffic traffic);
 
 struct CommOp {
+  CommOp(std::string name = {}, Traffic traffic = Traffic::dp, std::string collective = {}, double bytes = 0,
+         int ranks = 1, std::string after = {})
+      : name(std::move(name)), traffic(traffic), collective(std::move(collective)), bytes(bytes), ranks(ranks),
+        after(std::move(after)) {}
   std::string name;        // "layer3.attn_out.tp_allreduce"
-  Traffic traffic = Traffic::dp;
+  Traffic traffic;
   std::string collective;  // benchmark name of the comm model: allreduce, pingpong, ...
-  double bytes = 0;        // in that benchmark's size unit (docs/comm-suite.md)
-  int ranks = 1;           // communicator size
+  double bytes;            // in that benchmark's size unit (docs/comm-suite.md)
+  int ranks;               // communicator size
+  std::string after;       // in a phase: the compute op it is issued right after ("": first)
 };
 
-// One phase of one micro-batch on one stage: compute and the communication issued
-// after the named compute op (in order).
+// The unit a parameter belongs to for ZeRO-3 (what is gathered and released together,
+// FSDP's wrapped module): "layer<l>", "final" (head and final layernorm), "embedding".
+std::string param_unit(const std::string& parameter);
+
+// One phase of one micro-batch on one stage: compute, and the communication, each issued
+// right after its `after` op (in order).
 struct Phase {
   std::vector<ComputeOp> compute;
   std::vector<CommOp> comm;  // blocking; their time adds to the phase

@@ -1,9 +1,11 @@
 #pragma once
 // Data-parallel gradient synchronisation, bucket by bucket in backward order (buckets are
 // contiguous ranges of the flat gradient buffer, params.hpp):
-// - allreduce (sum) of each bucket, or with ZeRO-1 a reduce_scatter that leaves each dp
+// - allreduce (sum) of each bucket, or with ZeRO a reduce_scatter that leaves each dp
 //   rank the sum of its block of every bucket (the optimizer then updates only that
-//   block, and optimizer.hpp allgathers the parameters);
+//   block; with ZeRO-1 optimizer.hpp allgathers the parameters, with ZeRO-3 the
+//   parameters stay sharded and each unit's bucket is gathered before every use:
+//   gather(), release());
 // - without overlap, bucket after bucket once backward is done (blocking);
 // - with overlap, a non-blocking collective per bucket started as soon as the last
 //   micro-batch's backward has made its gradients final (GradientSink::ready), polled
@@ -12,6 +14,8 @@
 // Gradients are sums over micro-batches and ranks of per-token means over the global
 // batch (the loss scale), so the sum is the global mean gradient: no division here.
 #include <cstdint>
+#include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,11 +28,15 @@
 namespace sextant::train {
 
 template <class S>
-class DpSync : public GradientSink, public Poller {
+class DpSync : public GradientSink, public Poller, public ParamUnits {
  public:
-  DpSync(ParamStore<S>& store, const Layout& layout, bool zero1, bool overlap, WaitMode wait, Recorder& rec)
+  // poison_released (a test hook): what a release frees is overwritten with NaN, so that
+  // a use without its gather shows in the loss.
+  DpSync(ParamStore<S>& store, const Layout& layout, int zero, bool overlap, WaitMode wait, Recorder& rec,
+         bool poison_released = false)
       : store_(store), comm_(layout.dp_comm), dp_(layout.dp), dp_rank_(layout.dp_rank),
-        sharded_(zero1 && layout.dp > 1), overlap_(overlap && layout.dp > 1), wait_(wait), rec_(rec) {
+        sharded_(zero >= 1 && layout.dp > 1), params_sharded_(zero == 3 && layout.dp > 1),
+        overlap_(overlap && layout.dp > 1), poison_(poison_released), wait_(wait), rec_(rec) {
     std::int64_t shard = 0;
     for (const auto& b : store_.layout().buckets) {
       shard_offsets_.push_back(shard);
@@ -39,8 +47,10 @@ class DpSync : public GradientSink, public Poller {
   }
 
   bool sharded() const { return sharded_; }
+  bool params_sharded() const { return params_sharded_; }  // ZeRO-3: the stage gathers (units())
+  ParamUnits* units() { return params_sharded_ ? this : nullptr; }
   bool overlapped() const { return overlap_; }
-  // ZeRO-1: this rank's block of bucket k, and its reduced gradients.
+  // ZeRO: this rank's block of bucket k, and its reduced gradients.
   std::int64_t block(int k) const { return store_.layout().buckets[k].elements / dp_; }
   std::int64_t block_offset(int k) const { return store_.layout().buckets[k].offset + dp_rank_ * block(k); }
   U1<S> shard_grads(int k) const { return U1<S>(shard_grads_.data() + shard_offsets_[k], block(k)); }
@@ -66,6 +76,34 @@ class DpSync : public GradientSink, public Poller {
     SEXTANT_MPI_CHECK(MPI_Testall(launched_, requests_.data(), &done, MPI_STATUSES_IGNORE));
     all_done_ = done && launched_ == int(requests_.size());
     rec_.add_comm(CommKind::dp, MPI_Wtime() - t0);
+  }
+
+  void gather(int param) override {
+    const int k = bucket_of(param);
+    S* bucket = store_.params().data() + store_.layout().buckets[k].offset;
+    const std::string unit = model::param_unit(store_.layout().specs[param].name);
+    rec_.comm(
+        CommKind::dp_params,
+        [&] {
+          MPI_Request r;
+          SEXTANT_MPI_CHECK(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, bucket, int(block(k)), mpi_type<S>(),
+                                           comm_, &r));
+          wait(r, wait_);
+        },
+        [&] {
+          return model::CommOp{unit + ".params.allgather", model::Traffic::dp, "allgather", double(block(k)) * sizeof(S), dp_};
+        });
+  }
+
+  void release(int param) override {
+    if (!poison_) return;  // nothing to free: the gathered copy is the buffer's own place
+    const Bucket& b = store_.layout().buckets[bucket_of(param)];
+    const std::int64_t n = block(bucket_of(param)), own = dp_rank_ * n;
+    auto bucket = Kokkos::subview(store_.params(), Kokkos::make_pair(b.offset, b.offset + b.elements));
+    const S nan = std::numeric_limits<S>::quiet_NaN();
+    Kokkos::deep_copy(Kokkos::subview(bucket, Kokkos::make_pair(std::int64_t(0), own)), nan);
+    Kokkos::deep_copy(Kokkos::subview(bucket, Kokkos::make_pair(own + n, b.elements)), nan);
+    Kokkos::fence();
   }
 
   // After the pipeline has drained: every bucket reduced on return.
@@ -101,6 +139,13 @@ class DpSync : public GradientSink, public Poller {
           MPI_Iallreduce(MPI_IN_PLACE, g, int(b.elements), mpi_type<S>(), MPI_SUM, comm_, &requests_[k]));
   }
 
+  int bucket_of(int param) const {
+    const auto& buckets = store_.layout().buckets;
+    for (int k = 0; k < int(buckets.size()); ++k)
+      if (buckets[k].first_param <= param && param <= buckets[k].last_param) return k;
+    throw std::logic_error("sextant::train: parameter " + std::to_string(param) + " is in no bucket");
+  }
+
   model::CommOp describe(int k) const {
     const std::string name = "dp.bucket" + std::to_string(k);
     if (sharded_)
@@ -111,7 +156,7 @@ class DpSync : public GradientSink, public Poller {
   ParamStore<S>& store_;
   MPI_Comm comm_;
   int dp_, dp_rank_;
-  bool sharded_, overlap_;
+  bool sharded_, params_sharded_, overlap_, poison_;
   WaitMode wait_;
   Recorder& rec_;
   std::vector<std::int64_t> shard_offsets_;

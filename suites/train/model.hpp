@@ -54,6 +54,14 @@ struct GradientSink {
   virtual void ready(int last_param) = 0;  // gradients of parameters [0, last_param] are final
 };
 
+// ZeRO-3's parameter units (model::param_unit), gathered right before the stage's ops use
+// them and released after (suites/train/dp_sync.hpp).
+struct ParamUnits {
+  virtual ~ParamUnits() = default;
+  virtual void gather(int param) = 0;   // every rank's block of the unit holding `param`
+  virtual void release(int param) = 0;  // done with it until its next gather
+};
+
 inline std::string kv(std::initializer_list<std::pair<const char*, long long>> dims) {
   std::string out;
   for (const auto& [k, v] : dims) {
@@ -118,6 +126,7 @@ class Stage {
     targets_ = targets;
   }
   double loss_scale = 1;  // 1 / tokens of the global batch: the loss is the mean
+  ParamUnits* units = nullptr;  // ZeRO-3's gathers; none: the parameters are all here
 
   V2<S> input(int slot) { return slots_[slot].xs.front(); }     // activation from the previous stage
   V2<S> output(int slot) { return slots_[slot].xs.back(); }     // activation to the next stage
@@ -128,28 +137,36 @@ class Stage {
 
   void forward(int mb, int slot) {
     Slot& sl = slots_[slot];
-    if (first_) embedding_forward(mb, sl.xs[0]);
-    for (std::size_t l = 0; l < layers_.size(); ++l) layer_forward(layers_[l], sl.acts[l], sl.xs[l], sl.xs[l + 1]);
-    if (last_) final_forward(mb, sl);
+    if (first_) with_unit(i_pos_, [&] { embedding_forward(mb, sl.xs[0]); });
+    for (std::size_t l = 0; l < layers_.size(); ++l)
+      with_unit(layers_[l].i_w2, [&] { layer_forward(layers_[l], sl.acts[l], sl.xs[l], sl.xs[l + 1]); });
+    if (last_) with_unit(i_head_, [&] { final_forward(mb, sl); });
   }
 
   // Returns the summed token loss of the micro-batch on the last stage, else 0.
   double backward(int mb, int slot, GradientSink* sink) {
     Slot& sl = slots_[slot];
     double loss = 0;
-    if (last_) loss = final_backward(mb, sl, sink);
+    if (last_) with_unit(i_head_, [&] { loss = final_backward(mb, sl, sink); });
     V2<S> dy = gA_, spare = gB_;  // gA_ holds the incoming gradient (received, or from final_backward)
     for (int l = int(layers_.size()) - 1; l >= 0; --l) {
       V2<S> dx = l > 0 ? spare : (first_ ? demb_ : sl.dx_send);
-      layer_backward(layers_[l], sl.acts[l], sl.xs[l], dy, dx, sink);
+      with_unit(layers_[l].i_w2, [&] { layer_backward(layers_[l], sl.acts[l], sl.xs[l], dy, dx, sink); });
       spare = dy;
       dy = dx;
     }
-    if (first_) embedding_backward(mb, sink);
+    if (first_) embedding_backward(mb, sink);  // reads no parameter: nothing to gather
     return loss;
   }
 
  private:
+  template <class Run>
+  void with_unit(int param, Run&& run) {
+    if (units) units->gather(param);
+    run();
+    if (units) units->release(param);
+  }
+
   struct LayerParams {
     std::string prefix;  // "layer3."
     U2<S> wqkv, wo, w1, w2, dwqkv, dwo, dw1, dw2;

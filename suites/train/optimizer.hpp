@@ -1,9 +1,9 @@
 #pragma once
 // The optimizer step: SGD (p -= lr g, the STREAM triad) or AdamW (kernels/adamw.hpp) on
-// this rank's parameters; with ZeRO-1 on its block of every bucket only (moments sized
-// for the blocks: the memory ZeRO-1 saves), each block followed by an allgather that
-// gives every dp rank the updated bucket. Then the gradients are cleared for the next
-// step's accumulation.
+// this rank's parameters; with ZeRO on its block of every bucket only (moments sized
+// for the blocks: the memory ZeRO saves), with ZeRO-1 each block followed by an
+// allgather that gives every dp rank the updated bucket (ZeRO-3 gathers a unit before
+// each use instead). Then the gradients are cleared for the next step's accumulation.
 #include <string>
 
 #include "kernels/adamw.hpp"
@@ -43,6 +43,7 @@ class OptimizerStep {
         const std::string name = "optimizer.bucket" + std::to_string(k);
         update(name, U1<S>(p + dp_.block_offset(k), n), dp_.shard_grads(k), moment);
         moment += n;
+        if (dp_.params_sharded()) continue;
         S* bucket = p + store_.layout().buckets[k].offset;
         rec_.comm(
             CommKind::dp,

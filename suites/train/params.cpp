@@ -47,7 +47,8 @@ std::vector<ParamSpec> stage_parameter_specs(const model::TrainConfig& c, int la
   return p;
 }
 
-FlatLayout flat_layout(std::vector<ParamSpec> specs, int tp, double bucket_bytes, int scalar_bytes, int pad_to) {
+FlatLayout flat_layout(std::vector<ParamSpec> specs, int tp, double bucket_bytes, int scalar_bytes, int pad_to,
+                       bool by_unit) {
   FlatLayout f;
   f.specs = std::move(specs);
   Bucket current;
@@ -59,7 +60,9 @@ FlatLayout flat_layout(std::vector<ParamSpec> specs, int tp, double bucket_bytes
   };
   for (std::size_t i = 0; i < f.specs.size(); ++i) {
     const std::int64_t n = f.specs[i].local_size(tp);
-    if (used > 0 && double(used + n) * scalar_bytes > bucket_bytes) {
+    const bool full = by_unit ? i > 0 && model::param_unit(f.specs[i - 1].name) != model::param_unit(f.specs[i].name)
+                              : double(used + n) * scalar_bytes > bucket_bytes;
+    if (used > 0 && full) {
       close();
       current = Bucket{};
       current.offset = f.total;

@@ -43,7 +43,7 @@ std::vector<ParamSpec> stage_parameter_specs(const model::TrainConfig& c, int la
                                              bool first_stage, bool last_stage);
 
 struct Bucket {
-  std::int64_t offset = 0, elements = 0;  // in the flat buffer; elements padded (ZeRO-1)
+  std::int64_t offset = 0, elements = 0;  // in the flat buffer; elements padded (ZeRO)
   int first_param = 0, last_param = 0;    // indices into the spec list, inclusive
 };
 
@@ -55,9 +55,11 @@ struct FlatLayout {
   std::int64_t parameters = 0;        // elements, padding excluded
 };
 
-// Buckets of whole parameters up to bucket_bytes (a larger parameter alone), each padded
-// to a multiple of pad_to elements (dp with ZeRO-1, so every rank owns an equal block).
-FlatLayout flat_layout(std::vector<ParamSpec> specs, int tp, double bucket_bytes, int scalar_bytes, int pad_to);
+// Buckets of whole parameters up to bucket_bytes (a larger parameter alone), or with
+// by_unit one per parameter unit (ZeRO-3: model::param_unit), each padded to a multiple
+// of pad_to elements (dp with ZeRO, so every rank owns an equal block).
+FlatLayout flat_layout(std::vector<ParamSpec> specs, int tp, double bucket_bytes, int scalar_bytes, int pad_to,
+                       bool by_unit = false);
 
 template <class S>
 class ParamStore {

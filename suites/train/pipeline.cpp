@@ -16,7 +16,28 @@
 namespace sextant::train {
 namespace {
 
+// One configuration in `predict --train`'s spelling, named for its layout
+// ("dp2_zero3.custom", "tp2_pp2_1f1b_recompute_full.custom").
+SweepEntry given_configuration(int ranks, const PipelineOptions& o) {
+  if (!o.configs.empty() || !o.model_sizes.empty() || !o.recompute.empty())
+    throw UsageError("--train gives the one configuration to run: leave out --configs, --model-sizes and --recompute");
+  SweepEntry e{"", model::parse_train_config(o.train)};
+  model::TrainConfig& c = e.config;
+  if (c.ranks() != ranks)
+    throw UsageError("--train: dp x tp x pp = " + std::to_string(c.ranks()) + ", but the run has " + std::to_string(ranks) +
+                     " ranks");
+  if (o.train.find("dense=") == std::string::npos) c.dense = o.dense.empty() ? default_dense_path() : model::parse_dense_path(o.dense);
+  for (auto [key, n] : {std::pair{"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp}})
+    if (n > 1) e.name += (e.name.empty() ? "" : "_") + std::string(key) + std::to_string(n);
+  if (c.pp > 1) e.name += c.schedule == model::Schedule::gpipe ? "_gpipe" : "_1f1b";
+  if (c.zero > 0 && c.dp > 1) e.name += "_zero" + std::to_string(c.zero);
+  if (c.recompute != model::Recompute::none) e.name += std::string("_recompute_") + model::to_string(c.recompute);
+  e.name = (e.name.empty() ? "single1" : e.name) + ".custom";
+  return e;
+}
+
 std::vector<SweepEntry> chosen_sweep(int ranks, const PipelineOptions& o) {
+  if (!o.train.empty()) return {given_configuration(ranks, o)};
   // The large size takes ~0.4 s a step on one core: the full sweep has it, --quick not.
   std::vector<std::string> sizes = o.model_sizes;
   if (sizes.empty()) sizes = o.quick ? std::vector<std::string>{"small", "medium"} : model_sizes();

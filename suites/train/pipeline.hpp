@@ -25,6 +25,7 @@ struct PipelineOptions {
   std::vector<std::string> configs;      // empty: every configuration of the sweep
   std::string dense;                     // portable | vendor; empty: the proxy's default
   std::string recompute;                 // none | selective | full for every configuration; empty: none
+  std::string train;                     // one configuration, as `predict --train` takes it, instead of the sweep
   bool quick = false;
   int steps = 0;                   // > 0: exactly this many measured steps per configuration
   bool comm_sizes_given = false;   // false: the comm suite measures 4 B .. 4 MiB

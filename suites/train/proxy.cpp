@@ -152,11 +152,11 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
   // This stage's layers, as the plan splits them.
   const model::StepPlan plan = model::plan_step(c);
   const model::StagePlan& mine = plan.stages[layout.pp_rank];
-  const bool sharded = c.zero1 && c.dp > 1;
+  const bool sharded = c.zero >= 1 && c.dp > 1;
 
   ParamStore<S> store(flat_layout(stage_parameter_specs(c, mine.layers_first, mine.layers_count,
                                                         layout.first_stage(), layout.last_stage()),
-                                  c.tp, c.bucket_bytes, int(sizeof(S)), sharded ? c.dp : 1),
+                                  c.tp, c.bucket_bytes, int(sizeof(S)), sharded ? c.dp : 1, sharded && c.zero == 3),
                       layout.tp_rank, c.tp, o.seed, c.hidden);
   for (const auto& b : store.layout().buckets)
     if (b.elements > INT_MAX)
@@ -166,7 +166,8 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
   const int slots = model::slots_needed(c.schedule, c.pp, layout.pp_rank, M);
   Stage<S> stage(c, layout, rec, store, slots, mine.layers_first, mine.layers_count, o.wait);
   stage.loss_scale = 1.0 / (double(c.global_batch) * c.seq);
-  DpSync<S> dp(store, layout, c.zero1, c.overlap_dp, o.wait, rec);
+  DpSync<S> dp(store, layout, c.zero, c.overlap_dp, o.wait, rec, o.poison_released);
+  stage.units = dp.units();
   OptimizerStep<S> optimizer(c, o, store, dp, layout, rec);
   PipeComm<S> pipe(layout, slots, o.wait, rec);
   rec.add_poller(&pipe);

@@ -40,6 +40,10 @@ struct TrainRunOptions {
   // samples, and the squared norm of each step's gradient is recorded.
   bool repeat_first_batch = false;
   bool gradient_norm = false;
+  // Test hook for ZeRO-3: the parameters a unit's release frees become NaN, so a use
+  // without its gather cannot go unnoticed (the gathered copy lives where the unit's
+  // parameters always do: without the hook a missing gather would read stale values).
+  bool poison_released = false;
 };
 
 // Seconds one rank spent in one step, by kind. compute = kernels (fenced); *_comm =

@@ -21,7 +21,10 @@
 namespace sextant::train {
 
 enum class Pass { forward, backward, optimizer };
-enum class CommKind { tp, pp, dp };
+// dp: the gradient sync (traced apart, as the plan's dp_sync) and ZeRO's allgathers in
+// the optimizer; dp_params: ZeRO-3's parameter gathers, timed as dp, traced with the
+// forward or backward they serve.
+enum class CommKind { tp, pp, dp, dp_params };
 
 // Something with non-blocking communication in flight. MPI without a progress thread
 // moves a message only inside MPI calls: a large send, or a gradient bucket's
@@ -81,7 +84,9 @@ class Recorder {
     if (kind == CommKind::dp && pass_ != Pass::optimizer) {
       if (dp_sync_) dp_sync_->push_back(describe());
     } else if (phase_ && kind != CommKind::pp) {
-      phase_->comm.push_back(describe());
+      model::CommOp op = describe();
+      op.after = phase_->compute.empty() ? "" : phase_->compute.back().name;
+      phase_->comm.push_back(std::move(op));
     }
   }
 
@@ -90,7 +95,8 @@ class Recorder {
     switch (kind) {
       case CommKind::tp: times_.tp_comm += seconds; break;
       case CommKind::pp: times_.pp_comm += seconds; break;
-      case CommKind::dp: times_.dp_comm += seconds; break;
+      case CommKind::dp:
+      case CommKind::dp_params: times_.dp_comm += seconds; break;
     }
   }
   void add_idle(double seconds) { times_.pipeline_idle += seconds; }

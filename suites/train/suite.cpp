@@ -173,7 +173,8 @@ struct Baseline {
 // The layout-independent part of a configuration: what its baseline trains.
 model::TrainConfig single_rank(model::TrainConfig c) {
   c.dp = c.tp = c.pp = 1;
-  c.zero1 = c.overlap_dp = false;
+  c.zero = 0;
+  c.overlap_dp = false;
   c.schedule = model::TrainConfig{}.schedule;  // one stage: no pipeline to schedule
   c.recompute = model::Recompute::none;         // the speedup of a recomputing layout includes its cost
   return c;
@@ -420,6 +421,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       g.set_attr("schedule", c.schedule == model::Schedule::gpipe ? "gpipe" : "1f1b");
       g.set_attr("dtype", c.dtype);
       g.set_attr("recompute", model::to_string(c.recompute));
+      g.set_attr("zero", std::int64_t{c.dp > 1 ? c.zero : 0});
       g.set_attr("oversubscribed", std::int64_t{rt.oversubscribed()});
       g.set_attr("measured_median", row.measured);
       g.set_attr("measured_ci_lo", row.ci_lo);

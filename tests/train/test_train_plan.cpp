@@ -194,14 +194,79 @@ TEST(TrainPlan, MegatronAllreducesTwoPerLayerEachWay) {
   }
 }
 
+// A collective that serves an op follows it and is named after it; ZeRO-3's gathers come
+// right before their unit's first op. `after` says where each is issued, in order.
 TEST(TrainPlan, CommOpsFollowTheComputeOpTheyAreNamedAfter) {
-  auto p = plan_step(small(2, 2, 2));
-  for (const auto& st : p.stages)
-    for (const Phase* ph : {&st.forward, &st.backward, &st.optimizer}) {
-      std::set<std::string> names;
-      for (const auto& op : ph->compute) names.insert(op.name);
-      for (const auto& op : ph->comm) EXPECT_TRUE(names.count(op.name.substr(0, op.name.rfind('.')))) << op.name;
+  for (int zero : {0, 3}) {
+    auto c = small(2, 2, 2);
+    c.zero = zero;
+    auto p = plan_step(c);
+    std::size_t gathers = 0;
+    for (const auto& st : p.stages)
+      for (const Phase* ph : {&st.forward, &st.backward, &st.optimizer}) {
+        std::size_t position = 0;  // compute ops issued before the collective
+        for (const auto& op : ph->comm) {
+          if (!op.after.empty()) {
+            while (position < ph->compute.size() && ph->compute[position].name != op.after) ++position;
+            ASSERT_LT(position, ph->compute.size()) << op.name << " after " << op.after << ": not in order";
+            ++position;
+          }
+          const std::string base = op.name.substr(0, op.name.rfind('.'));
+          if (op.name.size() > 17 && op.name.compare(op.name.size() - 17, 17, ".params.allgather") == 0) {
+            ++gathers;
+            ASSERT_LT(position, ph->compute.size()) << op.name;
+            const std::string unit = op.name.substr(0, op.name.size() - 17);
+            EXPECT_EQ(ph->compute[position].name.rfind(unit + ".", 0), 0u) << op.name << " before "
+                                                                          << ph->compute[position].name;
+          } else {
+            EXPECT_EQ(op.after, base) << op.name;
+          }
+        }
+      }
+    EXPECT_EQ(gathers > 0, zero == 3);
+  }
+}
+
+// ZeRO-3: each unit (a layer; the head with the final norm; the embedding) is one bucket,
+// gathered before its forward and again before its backward (the embedding's backward
+// reads no parameter), its gradients reduce-scattered once, its block updated, and
+// nothing gathered after the update.
+TEST(TrainPlan, ZeroThreeGathersEachUnitBeforeEachUse) {
+  auto c = small(2, 1, 2);
+  c.zero = 3;
+  const auto p = plan_step(c);
+  for (const auto& st : p.stages) {
+    const bool first = st.stage == 0, last = st.stage == c.pp - 1;
+    const std::size_t units = st.layers_count + first + last;
+    ASSERT_EQ(st.dp_sync.size(), units);
+    std::map<std::string, double> block;  // unit -> bytes of a rank's block
+    double padded = 0;
+    for (const auto& op : st.dp_sync) {
+      EXPECT_EQ(op.collective, "reduce_scatter");
+      padded += op.bytes / 4 * c.dp;
     }
+    EXPECT_GE(padded, st.parameters);
+    EXPECT_LT(padded, st.parameters + double(c.dp) * units);
+    std::size_t forward = 0, backward = 0;
+    for (const auto& op : st.forward.comm) {
+      EXPECT_EQ(op.collective, "allgather");
+      EXPECT_EQ(op.traffic, Traffic::dp);
+      block[op.name] = op.bytes;
+      ++forward;
+    }
+    for (const auto& op : st.backward.comm) {
+      ASSERT_TRUE(block.count(op.name)) << op.name << " is gathered in backward only";
+      EXPECT_DOUBLE_EQ(op.bytes, block[op.name]);
+      ++backward;
+    }
+    EXPECT_EQ(forward, units);
+    EXPECT_EQ(backward, units - first);
+    EXPECT_TRUE(st.optimizer.comm.empty());
+    EXPECT_EQ(st.optimizer.compute.size(), units + 1);  // a block update per unit, then zero_grad
+  }
+  EXPECT_EQ(parse_train_config("zero1=1").zero, 1);
+  EXPECT_EQ(parse_train_config("zero=3,dp=2,global_batch=4").zero, 3);
+  EXPECT_THROW(parse_train_config("zero=2"), sextant::UsageError);
 }
 
 TEST(TrainPlan, PipelineMessagesAreOneActivation) {
@@ -225,7 +290,7 @@ TEST(TrainPlan, PipelineMessagesAreOneActivation) {
 TEST(TrainPlan, DataParallelBucketsCoverTheGradients) {
   for (bool zero1 : {false, true}) {
     auto c = small(3, 1, 2);
-    c.zero1 = zero1;
+    c.zero = zero1 ? 1 : 0;
     c.bucket_bytes = 10000;
     auto p = plan_step(c);
     for (const auto& st : p.stages) {
@@ -330,7 +395,7 @@ TEST(TrainPlan, CountsAreTheKernelsOwn) {
   for (auto c : {small(1, 1, 1), small(2, 2, 2), small(2, 4, 1)}) {
     for (std::string dtype : {"float32", "float64"}) {
       c.dtype = dtype;
-      c.zero1 = c.dp > 1;
+      c.zero = c.dp > 1 ? 3 : 0;
       const double s = dtype == "float64" ? 8 : 4;
       const k::Dtype kd = dtype == "float64" ? k::Dtype::float64 : k::Dtype::float32;
       const auto plan = plan_step(c);
@@ -442,7 +507,9 @@ TEST(TrainPlan, RecomputationRunsTheForwardAgainInTheBackward) {
         if (op.name.find(".recompute.") == std::string::npos) continue;
         ++recomputed;
         extra_flops += op.flops;
-        if (r == Recompute::selective) EXPECT_EQ(op.kernel, "attention_forward") << op.name;
+        if (r == Recompute::selective) {
+          EXPECT_EQ(op.kernel, "attention_forward") << op.name;
+        }
       }
       if (r == Recompute::full) {
         EXPECT_EQ(recomputed, layer_forward_ops);
@@ -451,9 +518,10 @@ TEST(TrainPlan, RecomputationRunsTheForwardAgainInTheBackward) {
         // Each layer's recomputation comes right before that layer's first backward op.
         for (std::size_t i = 1; i < st.backward.compute.size(); ++i) {
           const auto& op = st.backward.compute[i];
-          if (op.name.size() > 10 && op.name.compare(op.name.size() - 10, 10, ".fc2.wgrad") == 0)
+          if (op.name.size() > 10 && op.name.compare(op.name.size() - 10, 10, ".fc2.wgrad") == 0) {
             EXPECT_EQ(st.backward.compute[i - 1].name,
                       op.name.substr(0, op.name.size() - 9) + "recompute.residual2");
+          }
         }
       } else {
         EXPECT_EQ(recomputed, std::size_t(st.layers_count));

@@ -117,7 +117,7 @@ void expect_parts_add_up(const StepPrediction& p) {
 // optimizer), and the step ends with the stage that finishes last.
 void expect_matches(const TrainConfig& c, const LevelMap& levels = {}) {
   SCOPED_TRACE("dp " + std::to_string(c.dp) + " tp " + std::to_string(c.tp) + " pp " + std::to_string(c.pp) +
-               (c.zero1 ? " zero1" : "") + (c.overlap_dp ? " overlap" : "") + " tp level " + levels.tp);
+               (c.zero ? " zero" + std::to_string(c.zero) : "") + (c.overlap_dp ? " overlap" : "") + " tp level " + levels.tp);
   const auto plan = plan_step(c);
   const auto p = predict_step(plan, comm_model(), compute_model(), levels);
   EXPECT_DOUBLE_EQ(p.bubble_fraction, double(c.pp - 1) / (c.micro_batches() + c.pp - 1));
@@ -150,12 +150,14 @@ TEST(StepPredictor, EveryParallelismMatchesTheClosedForm) {
     expect_matches(config(dp, tp, pp));
 }
 
-TEST(StepPredictor, ZeroOneAndOverlapMatchTheClosedForm) {
+TEST(StepPredictor, ZeroAndOverlapMatchTheClosedForm) {
   for (int pp : {1, 2}) {
     auto c = config(2, 1, pp);
-    c.zero1 = true;
-    expect_matches(c);
-    c.zero1 = false;
+    for (int zero : {1, 3}) {
+      c.zero = zero;
+      expect_matches(c);
+    }
+    c.zero = 0;
     c.overlap_dp = true;
     c.bucket_bytes = 8192;
     expect_matches(c);

@@ -117,6 +117,9 @@ std::string astra_sim_workload(const model::ModelFile& file, const std::string& 
   if (config.pp != 1)
     throw UsageError("--train: pp=" + std::to_string(config.pp) +
                      ": ASTRA-sim's text workload has no pipeline stages; give pp=1");
+  if (config.zero == 3 && config.dp > 1)
+    throw UsageError("--train: zero=3: the text workload writes a layer's forward and input-gradient communication "
+                     "as its TP allreduces; ZeRO-3's parameter all-gathers have no place beside them; give zero=0 or 1");
   const auto& compute = model::compute_part(file, model_path);
   model::choose_dense_path(config, text, compute);
   const auto plan = model::plan_step(config);

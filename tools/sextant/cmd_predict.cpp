@@ -59,7 +59,7 @@ Json predict_train(const std::string& path, const std::string& text, model::Leve
   std::printf("parallelism:   %d ranks = DP %d x TP %d x PP %d, %s, %d micro-batches%s%s (levels tp=%s dp=%s pp=%s)\n",
               config.ranks(), config.dp, config.tp, config.pp,
               config.schedule == model::Schedule::gpipe ? "GPipe" : "1F1B", p.micro_batches,
-              config.zero1 ? ", ZeRO-1" : "", config.overlap_dp ? ", DP overlapped" : "", levels.tp.c_str(),
+              config.zero == 3 ? ", ZeRO-3" : config.zero == 1 ? ", ZeRO-1" : "", config.overlap_dp ? ", DP overlapped" : "", levels.tp.c_str(),
               levels.dp.c_str(), levels.pp.c_str());
   std::printf("dense path:    %s GEMMs\n", model::to_string(config.dense));
   std::printf("predicted step time %s\n", format_seconds(p.total).c_str());

@@ -128,6 +128,7 @@ train::PipelineOptions TrainArgs::resolve(const MeasureArgs& m, const CommArgs& 
   o.configs = split_list(a.configs);
   o.dense = a.dense;
   o.recompute = a.recompute;
+  o.train = a.train;
   o.quick = m.quick;
   o.steps = a.steps;
   o.comm_sizes_given = comm.sizes_given;
@@ -239,6 +240,10 @@ void TrainArgs::add(CLI::App& cmd) {
   cmd.add_option("--recompute", recompute,
                  "activation recomputation in every configuration: none (default), selective (the attention "
                  "probabilities) or full (each layer from its input); named tp2_recompute_full.small and so on")
+      ->group(group);
+  cmd.add_option("--train", train,
+                 "one configuration instead of the sweep, as predict --train takes it: any model and layout, e.g. "
+                 "layers=3,hidden=96,heads=6,seq=48,vocab=384,dp=2,zero=3 (its ranks: the run's)")
       ->group(group);
   cmd.add_option("--steps", steps, "measured steps per configuration (default: 10, 8 with --quick, more until 0.5 s)")
       ->check(CLI::PositiveNumber)->group(group);

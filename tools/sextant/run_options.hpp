@@ -49,7 +49,7 @@ struct ComputeArgs {
 };
 
 struct TrainArgs {
-  std::string configs, model_sizes, dense, recompute;
+  std::string configs, model_sizes, dense, recompute, train;
   int steps = 0;
   void add(CLI::App& cmd);
   train::PipelineOptions resolve(const MeasureArgs& m, const CommArgs& comm) const;
