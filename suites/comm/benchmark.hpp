@@ -34,6 +34,7 @@ struct Case {
   int root = 0;
   int window = 64;        // messages in flight for bandwidth benchmarks
   WaitMode wait = WaitMode::blocking;
+  bool nonblocking_form = false;  // a collective runs as MPI_I<coll> + wait (Options::time_nonblocking)
   Buffer* send = nullptr;
   Buffer* recv = nullptr;
   // late_receive: how long the receiver computes (no MPI call) before it posts.

@@ -136,6 +136,7 @@ class Sweep {
     c.count = count;
     c.window = o_.window;
     c.wait = wait_;
+    c.nonblocking_form = o_.time_nonblocking;
     return c;
   }
 
@@ -616,6 +617,7 @@ void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o
   g.set_attr("size_unit", to_string(b.size_unit));
   g.set_attr("window", std::int64_t{b.windowed ? o.window : 1});
   g.set_attr("in_place_timed", std::int64_t{o.time_in_place && b.in_place_offset != nullptr});
+  g.set_attr("nonblocking_form_timed", std::int64_t{o.time_nonblocking || b.nonblocking});
   g.set_attr("off_cache", std::int64_t{o.off_cache});
   g.set_attr("memory", o.memory == MemoryKind::host ? "host" : "device");
   g.set_attr("oversubscribed", std::int64_t{oversubscribed});
@@ -701,7 +703,7 @@ std::map<const Benchmark*, Forcing> algorithms_to_force(const Runtime& rt, const
   for (const auto* b : selected) {
     if (b->mpi_function.empty()) continue;
     Forcing& f = out[b];
-    const bool runs_nonblocking = b->nonblocking || wait == WaitMode::yield;
+    const bool runs_nonblocking = b->nonblocking || wait == WaitMode::yield || o.time_nonblocking;
     f.control = library_algorithms(runs_nonblocking ? nonblocking_function(b->mpi_function) : b->mpi_function);
     if (!f.control) continue;
     listed += std::string(listed.empty() ? "" : "; ") + std::string(b->name) + ":";

@@ -50,7 +50,7 @@ bool is_nonblocking(const Benchmark& b) { return b.nonblocking; }
 namespace detail {
 
 void run_collective(Case& c, void (*blocking)(Case&), void (*start)(Case&, MPI_Request*)) {
-  if (c.wait == WaitMode::blocking) {
+  if (c.wait == WaitMode::blocking && !c.nonblocking_form) {
     blocking(c);
     return;
   }

@@ -235,6 +235,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
     const char* name;
     int dp, tp, pp;
     model::Schedule schedule;
+    int zero = 0;
   };
   std::vector<Strategy> strategies;
   using model::Schedule;
@@ -243,7 +244,8 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
     strategies = {{"dp", ranks, 1, 1, Schedule::one_f_one_b},
                   {"tp", 1, ranks, 1, Schedule::one_f_one_b},
                   {"pp_gpipe", 1, 1, ranks, Schedule::gpipe},
-                  {"pp_1f1b", 1, 1, ranks, Schedule::one_f_one_b}};
+                  {"pp_1f1b", 1, 1, ranks, Schedule::one_f_one_b},
+                  {"fsdp", ranks, 1, 1, Schedule::one_f_one_b, 3}};
   if (ranks == 4)
     strategies.push_back({"dp2_tp2_pp1", 2, 2, 1, Schedule::one_f_one_b}),
         strategies.push_back({"tp2_pp2", 1, 2, 2, Schedule::one_f_one_b});
@@ -256,6 +258,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
       e.config.tp = s.tp;
       e.config.pp = s.pp;
       e.config.schedule = s.schedule;
+      e.config.zero = s.zero;
       e.config.dense = default_dense_path();
       // One global batch per model size, whatever the layout: every layout of a size
       // trains the same model on the same data, so their loss curves must agree (the

@@ -28,7 +28,8 @@ struct SweepEntry {
 // The proxy's model sizes, smallest first: small, medium, large.
 const std::vector<std::string>& model_sizes();
 
-// Strategies for `ranks` ranks ({DP, TP, PP-GPipe, PP-1F1B} and, at 4, hybrids) x the
+// Strategies for `ranks` ranks ({DP, TP, PP-GPipe, PP-1F1B, FSDP (DP with ZeRO-3)} and, at
+// 4, hybrids) x the
 // model sizes asked for (an unknown one: UsageError), named "<strategy><ranks>.<size>".
 std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>& sizes);
 

@@ -215,6 +215,10 @@ bad = subprocess.run([sextant, "export", compute_model, "--to", "astra-sim", "-o
                       train.replace("tp=2", "tp=1,pp=2")], capture_output=True, text=True)
 if bad.returncode != 2 or "pp=1" not in bad.stderr:
     errors.append(f"workload with pp=2: exit {bad.returncode}: {bad.stderr.strip()}")
+bad = subprocess.run([sextant, "export", compute_model, "--to", "astra-sim", "-o", "/nonexistent/x", "--train",
+                      train + ",zero=3"], capture_output=True, text=True)
+if bad.returncode != 2 or "zero=3" not in bad.stderr:
+    errors.append(f"workload with zero=3: exit {bad.returncode}: {bad.stderr.strip()}")
 
 # calculon (from a model file with comm and compute parts): the schema its System,
 # Processor, Memory and Network classes accept (the keys each asserts, efficiencies in

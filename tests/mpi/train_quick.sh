@@ -3,7 +3,8 @@
 # its summary line, every configuration recorded, losses falling by 10%, layouts of one
 # model with the same float32 loss curve as each other and as the model's single-rank
 # baseline, speedups over it, a model fitted in the same run; then a
-# 512-rank prediction whose breakdown adds up to its total.
+# 512-rank prediction whose breakdown adds up to its total; then a --train run of a
+# model and layout of the user's.
 # Usage: train_quick.sh SEXTANT PYTHON OUT.h5
 source "$(dirname "$0")/../lib.sh"
 sextant=$1 python=$2 output=$3
@@ -14,13 +15,13 @@ expect_rc 0 timeout 280 mpiexec.mpich -n 2 "$sextant" run --suite train --quick 
 echo "$out" | tail -12
 echo "train --quick: $(( $(date +%s) - start )) s"
 grep -qE '^median \|error\| [0-9.]+%  max \|error\| [0-9.]+%$' <<<"$out" || fail "no summary line"
-for c in dp2 tp2 pp_gpipe2 pp_1f1b2; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
+for c in dp2 tp2 pp_gpipe2 pp_1f1b2 fsdp2; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
 "$python" - "$output" "${output%.h5}.json" "${output%.h5}" "$work/stdout" <<'PY'
 import csv, json, sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 printed = open(sys.argv[4]).read()  # the run's standard output
 train = f["train"]
-assert len(train) == 8, list(train)
+assert len(train) == 10, list(train)
 # The --json document: every configuration with the file's step times, prediction and
 # error; the collectives and kernels the run measured for its model, as in the file.
 doc = json.load(open(sys.argv[2]))
@@ -86,7 +87,7 @@ for name in train:
     assert abs(sum(g["predicted_breakdown"][()]) - g.attrs["predicted"]) <= 1e-9 * g.attrs["predicted"], name
     key = tuple(str(g.attrs[k]) for k in SHAPE)
     curves.setdefault(key, []).append((name, loss))
-# Every layout of one model size (DP, TP, GPipe, 1F1B: the sweep gives them one global
+# Every layout of one model size (DP, TP, GPipe, 1F1B, FSDP: the sweep gives them one global
 # batch) trains the same model on the same data: their float32 loss curves agree to the
 # reordering of sums, measured 2e-8..5e-7 relative (TP splits the GEMM sums); a layout
 # that drops or doubles a gradient or an activation's reduction moves the loss by
@@ -101,7 +102,7 @@ for key, runs in curves.items():
         assert worst <= 1e-4, "%s vs %s: loss curves differ by %.3g" % (name, first_name, worst)
         compared += 1
 assert len(curves) == 2 and compared == len(train) - len(curves), \
-    "expected the 4 layouts of each of 2 model sizes to compare, found %s" % {k: [n for n, _ in v] for k, v in curves.items()}
+    "expected the 5 layouts of each of 2 model sizes to compare, found %s" % {k: [n for n, _ in v] for k, v in curves.items()}
 # The single-rank baseline of each model size: rank 0 alone trains the same model on the
 # same data with the same global batch, so its loss curve is every layout's (the layouts'
 # own independent truth: one rank, no communication), and each configuration's speedup
@@ -148,4 +149,26 @@ assert abs(sum(parts) - total) <= 0.002 * total, (sum(parts), total)
 print("breakdown adds up: %.4g s = %.4g s" % (sum(parts), total))
 PY
 expect_rc 2 "$sextant" predict "$model" --train layers=3,hidden=64,heads=4,dp=2,tp=3
+
+# A model and layout of the user's (predict --train's spelling), not in the sweep: one
+# configuration named for its layout, with its own baseline and the baseline's loss curve.
+custom=${output%.h5}.custom.h5
+shape=layers=3,hidden=48,heads=6,seq=24,vocab=96
+expect_rc 0 timeout 120 mpiexec.mpich -n 2 "$sextant" run --suite train --quick --steps 4 --overwrite -o "$custom" \
+  --train $shape,dp=2,zero=3
+contains "$out" "dp2_zero3.custom"
+"$python" - "$custom" <<'PY'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+assert list(f["train"]) == ["dp2_zero3.custom"], list(f["train"])
+g, b = f["train/dp2_zero3.custom"], f["train_baseline/single.custom.p2"]
+shape = {k: int(g.attrs[k]) for k in ("layers", "hidden", "heads", "seq", "vocab", "dp", "zero")}
+assert shape == dict(layers=3, hidden=48, heads=6, seq=24, vocab=96, dp=2, zero=3), shape
+n = min(len(g["loss"]), len(b["loss"]))
+worst = float(np.max(np.abs(g["loss"][:n] - b["loss"][:n]) / np.abs(b["loss"][:n])))
+assert worst <= 1e-4, "dp2_zero3.custom vs its baseline: loss curves differ by %.3g" % worst
+print("custom configuration: dp2_zero3.custom, loss curve within %.2g of its baseline" % worst)
+PY
+expect_rc 2 mpiexec.mpich -n 2 "$sextant" run --suite train --quick -o "$custom.bad" --train $shape,dp=4
+contains "$err" "dp x tp x pp = 4, but the run has 2 ranks"
 echo "train suite: ok"

@@ -27,6 +27,7 @@ line shares its CPU with a rank, and under the training load it releases packets
 ms late), so the enforced limits sit above the goals and catch a broken model.
 """
 import argparse
+import re
 import statistics
 import sys
 
@@ -119,6 +120,15 @@ def main():
     for label in dict.fromkeys(r["network"] for r in rows):
         e = [100 * abs(r["error"]) for r in rows if r["network"] == label]
         print(f"{label}: {len(e)} configurations, median |error| {statistics.median(e):.1f}%  max |error| {max(e):.1f}%")
+    # Per strategy family ("pp_gpipe2.small" -> pp_gpipe) and per model size, per network.
+    for what, key in (("strategy", lambda c: re.sub(r"\d+\..*$", "", c)), ("size", lambda c: c.rpartition(".")[2])):
+        for label in dict.fromkeys(r["network"] for r in rows):
+            groups = {}
+            for r in rows:
+                if r["network"] == label:
+                    groups.setdefault(key(r["config"]), []).append(100 * abs(r["error"]))
+            print(f"{label}, by {what}: " + "; ".join(
+                f"{g} {statistics.median(e):.1f}% / {max(e):.1f}%" for g, e in groups.items()) + " (median / max |error|)")
     print(f"all {len(rows)} configurations: median |error| {median:.1f}%  max |error| {worst:.1f}%")
 
     problems = []

@@ -83,6 +83,7 @@ comm::Options CommArgs::resolve(const MeasureArgs& m, bool dtypes_apply) const {
   o.window = static_cast<int>(a.window);
   o.off_cache = a.off_cache;
   o.time_in_place = a.in_place;
+  o.time_nonblocking = a.nonblocking_form;
   o.memory = comm::parse_memory(a.memory);
   if (a.wait == "blocking") o.wait = WaitMode::blocking;
   else if (a.wait == "yield") o.wait = WaitMode::yield;
@@ -210,6 +211,9 @@ void CommArgs::add(CLI::App& cmd) {
   cmd.add_option("--window", window, "messages in flight for bandwidth benchmarks (default 64)")->group(group);
   cmd.add_flag("--off-cache", off_cache, "rotate through buffers larger than the last-level cache")->group(group);
   cmd.add_flag("--in-place", in_place, "time the MPI_IN_PLACE form where one exists")->group(group);
+  cmd.add_flag("--nonblocking-form", nonblocking_form,
+               "time collectives as MPI_I<coll> + MPI_Wait, as programs that overlap them call them")
+      ->group(group);
   cmd.add_option("--memory", memory, "host | device (Kokkos memory space of the buffers)")->group(group);
   cmd.add_option("--wait", wait, "blocking | yield (default: yield when oversubscribed)")->group(group);
   cmd.add_flag("--total-bytes", total_bytes,

@@ -32,7 +32,7 @@ struct CommArgs {
   bool sizes_given = false;
   double factor = 0;
   long long warmup = -1, window = 64;
-  bool off_cache = false, in_place = false, total_bytes = false;
+  bool off_cache = false, in_place = false, nonblocking_form = false, total_bytes = false;
   std::string ranks;  // the rank sweep, A:B or a list
   int corrupt_rank = -1;
   std::string late_rank;
