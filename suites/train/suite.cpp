@@ -294,7 +294,10 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
   run.warmup = o.warmup;
   run.min_seconds = o.min_seconds;
   run.max_steps = o.max_steps;
-  run.precision = o.precision;
+  // An oversubscribed run's timings mean nothing (its table and files say so): no steps
+  // are spent making their medians precise (two threads per rank on two ranks of two
+  // CPUs spent up to 10 s a configuration on it and passed mpi.train_quick's 280 s).
+  run.precision = rt.oversubscribed() ? 0 : o.precision;
   run.max_seconds = o.max_seconds;
   run.wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
   // Diagnostic: each kernel's time inside the step against the compute model's estimate.

@@ -3,14 +3,15 @@
 # its summary line, every configuration recorded, losses falling by 10%, layouts of one
 # model with the same float32 loss curve as each other and as the model's single-rank
 # baseline, speedups over it, a model fitted in the same run; then a
-# 512-rank prediction whose breakdown adds up to its total; then a --train run of a
-# model and layout of the user's.
+# 512-rank prediction whose breakdown adds up to its total.
 # Usage: train_quick.sh SEXTANT PYTHON OUT.h5
 source "$(dirname "$0")/../lib.sh"
 sextant=$1 python=$2 output=$3
 mkdir -p "$(dirname "$output")"
 start=$(date +%s)
-expect_rc 0 timeout 280 mpiexec.mpich -n 2 "$sextant" run --suite train --quick --overwrite -o "$output" \
+# ~60 s at one thread per rank; ~240 s at two (4 threads on this host's 2 CPUs,
+# oversubscribed: every OpenMP region waits for a descheduled thread).
+expect_rc 0 timeout 400 mpiexec.mpich -n 2 "$sextant" run --suite train --quick --overwrite -o "$output" \
   --json "${output%.h5}.json" --csv "${output%.h5}"
 echo "$out" | tail -12
 echo "train --quick: $(( $(date +%s) - start )) s"
@@ -150,25 +151,4 @@ print("breakdown adds up: %.4g s = %.4g s" % (sum(parts), total))
 PY
 expect_rc 2 "$sextant" predict "$model" --train layers=3,hidden=64,heads=4,dp=2,tp=3
 
-# A model and layout of the user's (predict --train's spelling), not in the sweep: one
-# configuration named for its layout, with its own baseline and the baseline's loss curve.
-custom=${output%.h5}.custom.h5
-shape=layers=3,hidden=48,heads=6,seq=24,vocab=96
-expect_rc 0 timeout 120 mpiexec.mpich -n 2 "$sextant" run --suite train --quick --steps 4 --overwrite -o "$custom" \
-  --train $shape,dp=2,zero=3
-contains "$out" "dp2_zero3.custom"
-"$python" - "$custom" <<'PY'
-import sys, h5py, numpy as np
-f = h5py.File(sys.argv[1], "r")
-assert list(f["train"]) == ["dp2_zero3.custom"], list(f["train"])
-g, b = f["train/dp2_zero3.custom"], f["train_baseline/single.custom.p2"]
-shape = {k: int(g.attrs[k]) for k in ("layers", "hidden", "heads", "seq", "vocab", "dp", "zero")}
-assert shape == dict(layers=3, hidden=48, heads=6, seq=24, vocab=96, dp=2, zero=3), shape
-n = min(len(g["loss"]), len(b["loss"]))
-worst = float(np.max(np.abs(g["loss"][:n] - b["loss"][:n]) / np.abs(b["loss"][:n])))
-assert worst <= 1e-4, "dp2_zero3.custom vs its baseline: loss curves differ by %.3g" % worst
-print("custom configuration: dp2_zero3.custom, loss curve within %.2g of its baseline" % worst)
-PY
-expect_rc 2 mpiexec.mpich -n 2 "$sextant" run --suite train --quick -o "$custom.bad" --train $shape,dp=4
-contains "$err" "dp x tp x pp = 4, but the run has 2 ranks"
 echo "train suite: ok"
