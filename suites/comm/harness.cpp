@@ -617,7 +617,7 @@ void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o
   g.set_attr("size_unit", to_string(b.size_unit));
   g.set_attr("window", std::int64_t{b.windowed ? o.window : 1});
   g.set_attr("in_place_timed", std::int64_t{o.time_in_place && b.in_place_offset != nullptr});
-  g.set_attr("nonblocking_form_timed", std::int64_t{o.time_nonblocking || b.nonblocking});
+  g.set_attr("nonblocking_form", std::int64_t{o.time_nonblocking});  // the run's option, --nonblocking-form
   g.set_attr("off_cache", std::int64_t{o.off_cache});
   g.set_attr("memory", o.memory == MemoryKind::host ? "host" : "device");
   g.set_attr("oversubscribed", std::int64_t{oversubscribed});
