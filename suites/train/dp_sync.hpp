@@ -97,8 +97,9 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
 
   void release(int param) override {
     if (!poison_) return;  // nothing to free: the gathered copy is the buffer's own place
-    const Bucket& b = store_.layout().buckets[bucket_of(param)];
-    const std::int64_t n = block(bucket_of(param)), own = dp_rank_ * n;
+    const int k = bucket_of(param);
+    const Bucket& b = store_.layout().buckets[k];
+    const std::int64_t n = block(k), own = dp_rank_ * n;
     auto bucket = Kokkos::subview(store_.params(), Kokkos::make_pair(b.offset, b.offset + b.elements));
     const S nan = std::numeric_limits<S>::quiet_NaN();
     Kokkos::deep_copy(Kokkos::subview(bucket, Kokkos::make_pair(std::int64_t(0), own)), nan);
