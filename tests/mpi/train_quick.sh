@@ -9,7 +9,7 @@ source "$(dirname "$0")/../lib.sh"
 sextant=$1 python=$2 output=$3
 mkdir -p "$(dirname "$output")"
 start=$(date +%s)
-# ~60 s at one thread per rank; ~240 s at two (4 threads on this host's 2 CPUs,
+# ~60 s at one thread per rank; 240-320 s at two (4 threads on this host's 2 CPUs,
 # oversubscribed: every OpenMP region waits for a descheduled thread).
 expect_rc 0 timeout 400 mpiexec.mpich -n 2 "$sextant" run --suite train --quick --overwrite -o "$output" \
   --json "${output%.h5}.json" --csv "${output%.h5}"
