@@ -215,8 +215,18 @@ const CollectiveAlgorithm* find_library_algorithm(std::string_view op, std::stri
   return nullptr;
 }
 
+namespace {
+constexpr std::string_view isolated_suffix = "~isolated";
+}
+
+std::string isolated_form(std::string_view benchmark) { return std::string(benchmark) + std::string(isolated_suffix); }
+bool is_isolated_form(std::string_view benchmark) {
+  return benchmark.size() > isolated_suffix.size() &&
+         benchmark.substr(benchmark.size() - isolated_suffix.size()) == isolated_suffix;
+}
+
 std::string_view base_op(std::string_view benchmark) {
-  benchmark = benchmark.substr(0, benchmark.find('@'));
+  benchmark = benchmark.substr(0, benchmark.find_first_of("@~"));
   if (!benchmark.empty() && benchmark[0] == 'i' && !algorithms_for(benchmark.substr(1)).empty())
     return benchmark.substr(1);
   return benchmark;
@@ -224,7 +234,7 @@ std::string_view base_op(std::string_view benchmark) {
 
 std::string_view forced_algorithm(std::string_view benchmark) {
   const auto at = benchmark.find('@');
-  return at == std::string_view::npos ? std::string_view{} : benchmark.substr(at + 1);
+  return at == std::string_view::npos ? std::string_view{} : benchmark.substr(at + 1, benchmark.find('~', at) - at - 1);
 }
 
 namespace {

@@ -56,11 +56,17 @@ double busbw_factor(std::string_view op, int p);
 const CollectiveAlgorithm* find_library_algorithm(std::string_view op, std::string_view library_name);
 
 // The blocking op a benchmark name models ("iallreduce" -> "allreduce",
-// "allreduce@ring" -> "allreduce").
+// "allreduce@ring" -> "allreduce", "allreduce~isolated" -> "allreduce").
 std::string_view base_op(std::string_view benchmark);
 // The library algorithm a benchmark forced ("allreduce@ring" -> "ring"); empty for the
 // library's own choice.
 std::string_view forced_algorithm(std::string_view benchmark);
+
+// A benchmark's isolated form: each timed call after an idle gap (`sextant run --gap`),
+// as a collective that follows compute meets the transport, where the plain name is the
+// back-to-back form (OSU's). Results and fits name it "<benchmark>~isolated".
+std::string isolated_form(std::string_view benchmark);
+bool is_isolated_form(std::string_view benchmark);
 
 // Which algorithm explains each measured size best, grouped into contiguous ranges.
 struct AlgorithmRange {

@@ -282,6 +282,12 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
                        f.fit.segments.back().beta});
   }
 
+  // The benchmark a forced run forced its algorithm on ("allreduce@ring~isolated" ->
+  // "allreduce~isolated"): the run whose choice it measures.
+  const auto unforced = [](const std::string& b) {
+    const std::string plain = b.substr(0, b.find('@'));
+    return is_isolated_form(b) && !is_isolated_form(plain) ? isolated_form(plain) : plain;
+  };
   // View (b): every collective explained by the algorithms' costs on the pt2pt link;
   // where the run forced the library's algorithms, which one it chose is measured.
   for (std::size_t k = 0; k < m.fits.size(); ++k) {
@@ -298,7 +304,7 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
       for (std::size_t j = 0; j < m.fits.size(); ++j) {
         const CommFit& g = m.fits[j];
         if (j == k || g.level != f.level || g.dtype != f.dtype || g.ranks != f.ranks ||
-            g.benchmark.substr(0, g.benchmark.find('@')) != f.benchmark)
+            forced_algorithm(g.benchmark).empty() || unforced(g.benchmark) != f.benchmark)
           continue;
         if (const auto* formula = find_library_algorithm(base_op(g.benchmark), forced_algorithm(g.benchmark)))
           forced.push_back({formula, measured[j]});

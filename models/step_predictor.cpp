@@ -97,13 +97,24 @@ class Coster {
   struct Costed {
     double seconds = 0, transfer = 0;  // transfer: the size-dependent (beta) part
   };
+  // A collective issued after compute meets the transport idle: costed by the model's
+  // isolated form where it has one at this rank count and level; one issued right
+  // behind another (back_to_back), and any the model measured back to back only, by
+  // the plain (back-to-back) fit.
+  std::string form(const CommOp& op, const std::string& level) const {
+    if (op.back_to_back) return op.collective;
+    const std::string isolated = isolated_form(op.collective);
+    const CommFit* f = comm_.find(isolated, level, dtype_, op.ranks);
+    return f && f->ranks == op.ranks ? isolated : op.collective;
+  }
   const Costed& costed(const CommOp& op) {
     static const Costed none;
     if (op.name.empty() || op.ranks < 2 || op.bytes <= 0) return none;
     const std::string& level = levels_.of(op.traffic);
-    auto [at, fresh] = comm_costs_.try_emplace({op.collective + '\n' + to_string(op.traffic) + '\n' + level, op.bytes, op.ranks});
+    const std::string benchmark = form(op, level);
+    auto [at, fresh] = comm_costs_.try_emplace({benchmark + '\n' + to_string(op.traffic) + '\n' + level, op.bytes, op.ranks});
     if (fresh) {
-      auto p = comm_.predict(op.collective, op.bytes, op.ranks, level, dtype_);
+      auto p = comm_.predict(benchmark, op.bytes, op.ranks, level, dtype_);
       if (p.extrapolated_ranks || p.extrapolated_bytes)
         note(op.collective + " (" + to_string(op.traffic) + ") at " + std::to_string(op.ranks) + " ranks: " +
              (p.extrapolated_ranks ? std::string(to_string(p.view)) + " view, extrapolated in ranks" : "extrapolated in size"));

@@ -164,6 +164,7 @@ class PhaseBuilder {
   }
   void comm(CommOp op) {
     op.after = p_.compute.empty() ? "" : p_.compute.back().name;
+    op.back_to_back = !p_.comm.empty() && p_.comm.back().after == op.after;
     p_.comm.push_back(std::move(op));
   }
 
@@ -606,6 +607,9 @@ StepPlan plan_step(const TrainConfig& config) {
         st.dp_sync.push_back({B + ".allreduce", Traffic::dp, "allreduce", buckets[k].elements * d.s, config.dp});
       }
     }
+    // Bucket after bucket: each behind the previous one (with overlap too, the link is
+    // still busy with it when the next one's gradients are final).
+    for (std::size_t k = 1; k < st.dp_sync.size(); ++k) st.dp_sync[k].back_to_back = true;
     if (!sharded) update(o, "optimizer.update", st.parameters, nullptr, 1);
     o.op("optimizer.zero_grad", "fill", kv({{"n", (long long)flat}}), 0, kernels::fill_bytes(flat, d.s), {});
     st.optimizer.compute.back().operands = st.dp_sync_operands;

@@ -120,6 +120,11 @@ struct CommOp {
   double bytes;            // in that benchmark's size unit (docs/comm-suite.md)
   int ranks;               // communicator size
   std::string after;       // in a phase: the compute op it is issued right after ("": first)
+  // Issued right behind another collective, with no compute between (DP's buckets after
+  // the first; a phase's second collective after the same op): it meets the transport
+  // as that one left it, and is costed by the back-to-back measurement; others by the
+  // isolated one where the model has it (models/collectives.hpp).
+  bool back_to_back = false;
 };
 
 // The unit a parameter belongs to for ZeRO-3 (what is gathered and released together,

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "models/collectives.hpp"
 #include "suites/comm/clock.hpp"
 #include "suites/comm/library_algorithms.hpp"
 #include "suites/common/json_results.hpp"
@@ -36,7 +37,8 @@ std::string_view to_string(Level l) {
   return "?";
 }
 std::string BenchmarkResult::name() const {
-  return std::string(benchmark->name) + (algorithm.empty() ? "" : "@" + algorithm);
+  const std::string plain = std::string(benchmark->name) + (algorithm.empty() ? "" : "@" + algorithm);
+  return isolated ? model::isolated_form(plain) : plain;
 }
 
 SyncMode parse_sync(std::string_view s) {
@@ -532,7 +534,7 @@ std::vector<std::uint64_t> sizes_for(const Benchmark& b, Dtype dtype, const Opti
   if (!b.sized) return {0};
   std::vector<std::uint64_t> out;
   auto elem = info(dtype).size;
-  auto sizes = geometric_sizes(o.sizes, o.factor);
+  auto sizes = o.extra_sizes_only ? std::vector<std::uint64_t>{} : geometric_sizes(o.sizes, o.factor);
   if (const auto extra = o.extra_sizes.find(b.name); extra != o.extra_sizes.end()) {
     sizes.insert(sizes.end(), extra->second.begin(), extra->second.end());
     std::sort(sizes.begin(), sizes.end());
@@ -796,6 +798,7 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
         // One sweep of sizes: the library's choice (a = 0), or its a-th forced algorithm.
         auto measure = [&](Dtype dtype, std::size_t a) {
           auto sizes = sizes_for(*b, dtype, o);
+          if (sizes.empty()) return;
           if (sub != MPI_COMM_NULL) {
             std::optional<ForcedAlgorithm> force;  // put back when this sweep ends
             if (a > 0) force.emplace(*forcing.control, forcing.algorithms[a - 1].second);
@@ -803,6 +806,7 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
             bool header = false;
             BenchmarkResult r{b, level, dtype, comm_size(sub), {}, {}};
             if (a > 0) r.algorithm = forcing.algorithms[a - 1].first;
+            r.isolated = o.gap != 0;
             auto on_size = [&](const SizeResult& s) {
               if (!rt.is_root()) return;  // other nodes' intra-level roots stay quiet
               if (!header) {

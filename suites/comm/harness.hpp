@@ -53,6 +53,7 @@ struct Options {
   // adds those its plans send, so that a step's collectives are predicted from their own
   // sizes rather than between sweep points a factor apart.
   std::map<std::string, std::vector<std::uint64_t>, std::less<>> extra_sizes;
+  bool extra_sizes_only = false;  // measure those alone (a benchmark without any: none)
   // The library's own collective algorithms to measure besides its choice, each forced
   // through its MPI_T control (library_algorithms.hpp): empty, none; {"all"}, every one
   // it has; else these names.
@@ -106,8 +107,10 @@ struct BenchmarkResult {
   int ranks = 0;
   std::vector<SizeResult> sizes;
   std::string algorithm;  // the library's algorithm forced for this run; empty: its own choice
-  // The benchmark as results, tables and JSON name it: "allreduce", or with a forced
-  // algorithm "allreduce@ring" (a benchmark of its own to the fit).
+  bool isolated = false;  // timed after an idle gap (Options::gap)
+  // The benchmark as results, tables and JSON name it: "allreduce", with a forced
+  // algorithm "allreduce@ring", timed after a gap "allreduce~isolated" (each a benchmark
+  // of its own to the fit; models/collectives.hpp).
   std::string name() const;
 };
 

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "models/model_file.hpp"
 #include "models/train_plan.hpp"
+#include "suites/comm/benchmark.hpp"
 #include "suites/common/mpi.hpp"
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
@@ -123,6 +124,27 @@ void add_plan_sizes(const std::vector<SweepEntry>& sweep, comm::Options& comm) {
   }
 }
 
+// A step issues most of its collectives right after compute, so they meet the transport
+// idle, and DP's buckets one right behind another; OSU's back-to-back timing is the
+// second form only. Across TCP hosts the two differ (a 2-rank 256 KiB allreduce at
+// 200 us one-way: 6.5 ms back to back, 4.7 ms after idle; 16 KiB allgathers 0.19 and
+// 0.08 ms), so the plans' collectives are measured again at their sizes, each call
+// after an idle gap as long as itself: the `~isolated` form (models/collectives.hpp),
+// which the step predictor costs a collective issued after compute by.
+comm::Outcome measure_isolated_collectives(Runtime& rt, const comm::Options& back_to_back, ResultsFile* results,
+                                           JsonResults* json) {
+  comm::Options o = back_to_back;
+  o.gap = comm::gap_as_long_as_the_operation;
+  o.extra_sizes_only = true;
+  o.benchmarks.clear();
+  for (const auto& name : back_to_back.benchmarks) {
+    const comm::Benchmark* b = comm::find_benchmark(name);
+    if (b && b->family == comm::Family::collective && o.extra_sizes.count(name)) o.benchmarks.push_back(name);
+  }
+  if (o.benchmarks.empty()) return {};
+  return comm::run_comm_suite(rt, o, results, json);
+}
+
 }  // namespace
 
 comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Options comm,
@@ -147,6 +169,11 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
   compute.kernels.dtypes = {"float32"};
   compute.sweep.dtype = "float32";
   comm::Outcome outcome = comm::run_comm_suite(rt, comm, results.get(), json);
+  if (!o.comm_sizes_given) {
+    const auto isolated = measure_isolated_collectives(rt, comm, results.get(), json);
+    outcome.wrong += isolated.wrong;
+    outcome.unmeasured += isolated.unmeasured;
+  }
   outcome.wrong += compute::run_compute_suite(rt, compute, results.get(), json);
   if (rt.size() > 1) measure_sync_skew(rt, results.get(), o.quick);
 

@@ -86,6 +86,18 @@ TEST(CollectiveCosts, BusBandwidthFactorsAreNcclTests) {
   EXPECT_EQ(base_op("pingpong"), "pingpong");
 }
 
+TEST(CollectiveCosts, BenchmarkNamesCarryTheirAlgorithmAndForm) {
+  EXPECT_EQ(isolated_form("allreduce"), "allreduce~isolated");
+  EXPECT_TRUE(is_isolated_form("allreduce@ring~isolated"));
+  EXPECT_FALSE(is_isolated_form("allreduce@ring"));
+  EXPECT_FALSE(is_isolated_form("~isolated"));
+  EXPECT_EQ(base_op("allreduce~isolated"), "allreduce");
+  EXPECT_EQ(base_op("iallgather@ring~isolated"), "allgather");
+  EXPECT_EQ(forced_algorithm("allreduce@ring~isolated"), "ring");
+  EXPECT_EQ(forced_algorithm("allreduce@ring"), "ring");
+  EXPECT_EQ(forced_algorithm("allreduce~isolated"), "");
+}
+
 // A library that runs recursive doubling below 64 KiB and the ring above, 10% slower
 // than the link predicts (contention): the switch point and the factor are found.
 TEST(AlgorithmIdentification, FindsTheSwitchPointAndCalibration) {

@@ -36,6 +36,13 @@ const std::map<std::string, Line> intra_lines = {{"allreduce", {2e-6, 1.0 / 40e9
                                                  {"allgather", {2e-6, 1.0 / 40e9}},
                                                  {"pingpong", {1e-6, 1.0 / 40e9}}};
 
+// The isolated form of the world collectives (each call after idle, as one issued after
+// compute meets the transport): lines of their own. Models have it when with_isolated.
+const std::map<std::string, Line> isolated_lines = {{"allreduce", {9e-6, 1.0 / 8e9}},
+                                                    {"reduce_scatter", {7e-6, 1.0 / 9e9}},
+                                                    {"allgather", {5e-6, 1.0 / 11e9}}};
+bool with_isolated = false;
+
 ComputeModel compute_model() {
   ComputeModel m;
   m.ceilings.peak_flops["float32"] = peak;
@@ -59,6 +66,12 @@ CommModel comm_model() {
         f.fit.segments.push_back(s);
         f.bytes_min = s.lo_bytes, f.bytes_max = s.hi_bytes;
         m.fits.push_back(f);
+        if (with_isolated && std::string(level) == "world" && isolated_lines.count(name)) {
+          f.benchmark = isolated_form(name);
+          f.fit.segments.front().alpha = isolated_lines.at(name).alpha;
+          f.fit.segments.front().beta = isolated_lines.at(name).beta;
+          m.fits.push_back(f);
+        }
       }
   return m;
 }
@@ -73,7 +86,8 @@ double roof(const Phase& p) {
 double line(const CommOp& op, const LevelMap& levels) {
   if (op.name.empty() || op.ranks < 2 || op.bytes <= 0) return 0;
   const std::string& level = levels.of(op.traffic);
-  const Line& l = (level == "intra" ? intra_lines : world_lines).at(op.collective);
+  const bool isolated = with_isolated && !op.back_to_back && level == "world" && isolated_lines.count(op.collective);
+  const Line& l = isolated ? isolated_lines.at(op.collective) : (level == "intra" ? intra_lines : world_lines).at(op.collective);
   return l.alpha + l.beta * op.bytes;
 }
 double line(const std::vector<CommOp>& ops, const LevelMap& levels) {
@@ -161,6 +175,34 @@ TEST(StepPredictor, ZeroAndOverlapMatchTheClosedForm) {
     c.overlap_dp = true;
     c.bucket_bytes = 8192;
     expect_matches(c);
+  }
+}
+
+// A collective issued after compute is costed by the isolated form where the model has
+// it, one right behind another (DP's later buckets, a phase's second collective after the
+// same op) by the back-to-back fit; at another level, only back to back was measured.
+TEST(StepPredictor, CollectivesAfterComputeAreCostedByTheIsolatedForm) {
+  struct Isolated {
+    Isolated() { with_isolated = true; }
+    ~Isolated() { with_isolated = false; }
+  } on;
+  for (int zero : {0, 1, 3}) {
+    auto c = config(2, 2, 1);
+    c.zero = zero;
+    c.bucket_bytes = 8192;
+    const auto plan = plan_step(c);
+    const auto& st = plan.stages.at(0);
+    ASSERT_GT(st.dp_sync.size(), 1u);
+    EXPECT_FALSE(st.dp_sync.front().back_to_back);
+    EXPECT_TRUE(st.dp_sync.back().back_to_back);
+    expect_matches(c);
+    LevelMap intra;
+    intra.tp = intra.dp = "intra";
+    expect_matches(c, intra);
+    const double both = predict_step(plan, comm_model(), compute_model()).total;
+    with_isolated = false;
+    EXPECT_GT(predict_step(plan, comm_model(), compute_model()).total, both) << "zero " << zero;
+    with_isolated = true;
   }
 }
 
