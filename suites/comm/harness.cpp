@@ -768,6 +768,7 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
   check_buffer_memory(rt, o, selected);
   double t_start = MPI_Wtime();
   long long counts_here[2] = {0, 0};  // wrong values, unmeasured sizes
+  std::vector<Outcome::Timed> timed;
 
   for (auto level : o.levels) {
     MPI_Comm comm = level_comm(rt, level);
@@ -830,6 +831,10 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
               }
             if (rt.is_root()) {
               std::printf("\n");
+              for (const auto& s : r.sizes)
+                if (s.unmeasured.empty())
+                  timed.push_back({r.name(), std::string(to_string(level)), std::string(info(dtype).name), r.ranks,
+                                   double(s.bytes), s.time.median});
               if (results) write_results(*results, r, o, rt.oversubscribed());
               if (json) json->append("comm", to_json(r, o));
             }
@@ -850,7 +855,7 @@ Outcome run_comm_suite(Runtime& rt, const Options& o, ResultsFile* results, Json
   }
   long long counts[2] = {0, 0};
   allreduce(counts_here, counts, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, wait);
-  return {counts[0], counts[1]};
+  return {counts[0], counts[1], std::move(timed)};
 }
 
 }  // namespace sextant::comm

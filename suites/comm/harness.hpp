@@ -118,6 +118,14 @@ struct BenchmarkResult {
 struct Outcome {
   long long wrong = 0;       // wrong values received
   long long unmeasured = 0;  // sizes stored as missing (no valid repetition)
+  // Rank 0's: each measured size's median time (as results name it), for callers that
+  // compare runs.
+  struct Timed {
+    std::string benchmark, level, dtype;
+    int ranks = 0;
+    double bytes = 0, seconds = 0;
+  };
+  std::vector<Timed> timed;
 };
 
 // Runs every selected benchmark; each is written to `results` and `json` (either may be

@@ -1,6 +1,7 @@
 #include "suites/train/pipeline.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <set>
 
@@ -8,6 +9,7 @@
 #include "models/model_file.hpp"
 #include "models/train_plan.hpp"
 #include "suites/comm/benchmark.hpp"
+#include "suites/common/json_results.hpp"
 #include "suites/common/mpi.hpp"
 #include "suites/common/results.hpp"
 #include "suites/common/runtime.hpp"
@@ -145,6 +147,42 @@ comm::Outcome measure_isolated_collectives(Runtime& rt, const comm::Options& bac
   return comm::run_comm_suite(rt, o, results, json);
 }
 
+// Was the network as fast at the end as when its collectives were measured? (The
+// operator drift asks it of the kernels: a co-tenant slows the namespace network's
+// delay lines too, and a run whose collectives were measured in one state and its steps
+// in another tests nothing.) The plans' collectives measured again, isolated, against
+// the model's time for each: their time-weighted ratio.
+void check_comm_drift(Runtime& rt, const comm::Options& comm, const std::string& model_path, ResultsFile* results,
+                      JsonResults* json) {
+  const auto again = measure_isolated_collectives(rt, comm, nullptr, nullptr);
+  if (!rt.is_root()) return;
+  const auto file = model::read_model_file(model_path);
+  const auto& model = model::comm_part(file, model_path);
+  double before = 0, after = 0;
+  std::size_t compared = 0;
+  for (const auto& t : again.timed) {
+    const model::CommFit* f = model.find(t.benchmark, t.level, t.dtype, t.ranks);
+    if (!f || f->ranks != t.ranks || !(t.seconds > 0)) continue;
+    const double modelled = model.predict(t.benchmark, t.bytes, t.ranks, t.level, t.dtype).seconds;
+    if (!(modelled > 0)) continue;
+    before += modelled;
+    after += t.seconds;
+    ++compared;
+  }
+  if (compared == 0) return;
+  std::printf("comm drift: %zu collective sizes measured again after the sweep take %.2fx their time in the model "
+              "(time-weighted)\n",
+              compared, after / before);
+  std::fflush(stdout);
+  if (results) {
+    h5::Group g = results->group("train");
+    g.set_attr("comm_drift", after / before);
+    g.set_attr("comm_drift_cases", static_cast<std::int64_t>(compared));
+    results->flush();
+  }
+  if (json) json->set("comm_drift", {{"time_weighted", after / before}, {"cases", compared}});
+}
+
 }  // namespace
 
 comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Options comm,
@@ -204,7 +242,10 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
   run_train_sweep(rt, sweep, so, results.get(), json);
   // Was the machine as fast at the end as when its operators were measured? (Timings
   // of an oversubscribed run mean nothing either way.)
-  if (!rt.oversubscribed()) check_operator_drift(rt, compute.kernels, model_path, results.get(), json);
+  if (!rt.oversubscribed()) {
+    check_operator_drift(rt, compute.kernels, model_path, results.get(), json);
+    if (rt.size() > 1 && !o.comm_sizes_given) check_comm_drift(rt, comm, model_path, results.get(), json);
+  }
   return outcome;
 }
 

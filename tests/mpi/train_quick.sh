@@ -51,12 +51,24 @@ for table in ("comm", "compute", "sweep", "train_baseline"):
 # in both files (a timing, so only its sanity is checked: a machine 5x slower or faster
 # at the end than at the start is not one this test can judge either). Not measured
 # when oversubscribed (CPU-restricted runs of this test): no timing means anything then.
+# The collectives likewise (isolated, as measured for the model).
 if any(train[n].attrs["oversubscribed"] for n in train):
-    assert "operator_drift" not in train.attrs and "operator_drift" not in doc
+    for what in ("operator_drift", "comm_drift"):
+        assert what not in train.attrs and what not in doc, what
 else:
-    drift = train.attrs["operator_drift"]
-    assert doc["operator_drift"]["time_weighted"] == drift and train.attrs["operator_drift_cases"] > 0
-    assert 0.2 < drift < 5, drift
+    for what in ("operator_drift", "comm_drift"):
+        drift = train.attrs[what]
+        assert doc[what]["time_weighted"] == drift and train.attrs[what + "_cases"] > 0, what
+        assert 0.2 < drift < 5, (what, drift)
+# Both forms of every collective a plan sends: back to back (OSU's) at the sweep's sizes
+# and the plans', and isolated (after idle) at the plans' sizes, fitted apart.
+model = h5py.File(sys.argv[1][:-3] + ".model.h5", "r")
+for coll in ("allreduce", "reduce_scatter", "allgather"):
+    plain, isolated = f["comm/world/" + coll + "/float32/p2"], f["comm/world/" + coll + "~isolated/float32/p2"]
+    assert set(isolated["bytes"][()]) <= set(plain["bytes"][()]), coll
+    assert len(isolated["bytes"]) < len(plain["bytes"]) and (isolated["gap"][()] > 0).all(), coll
+    assert (plain["gap"][()] == 0).all(), coll
+    assert {coll, coll + "~isolated"} <= set(model["comm/world"]), coll
 # The machine's speed around each configuration (the peak kernel against its ceiling):
 # recorded in both files; a configuration run more than once (a rank more than 25% off
 # the model's speed or 40% of its steps slowed, up to 3 runs) is one the table said it
