@@ -286,7 +286,7 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
   // "allreduce~isolated"): the run whose choice it measures.
   const auto unforced = [](const std::string& b) {
     const std::string plain = b.substr(0, b.find('@'));
-    return is_isolated_form(b) && !is_isolated_form(plain) ? isolated_form(plain) : plain;
+    return is_isolated_form(b) && plain != b ? isolated_form(plain) : plain;
   };
   // View (b): every collective explained by the algorithms' costs on the pt2pt link;
   // where the run forced the library's algorithms, which one it chose is measured.
