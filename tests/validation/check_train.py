@@ -88,6 +88,9 @@ def main():
         # 10%: undisturbed runs drift 0.96-1.02x (the instrument's spread), a co-tenant's
         # slowdown moved it by ~45% in the CI run that failed; a 10% change of speed moves
         # each error by about as much, inside the margin between the goals and the limits.
+        # The comm drift is held to the same 10%: it picks which try is judged and limits
+        # nothing. The namespace network's tries judged gave 0.92-1.00x (three runs), the
+        # ones it rejected 1.15x and 1.32x while their kernels kept within 2-12%.
         ap.add_argument("--drift-tolerance", type=float, default=0.10)
         ap.add_argument("--drift-of", choices=("operator", "both"), default="both",
                         help="which drifts judge the run (both: the farther from 1)")
