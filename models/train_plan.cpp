@@ -59,6 +59,8 @@ std::string kv(std::initializer_list<std::pair<const char*, long long>> dims) {
 // The sizes one stage of one tensor-parallel rank works with.
 struct Dims {
   long long b, S, H, T;   // micro-batch, sequence, hidden, tokens per micro-batch
+  long long Tl;           // tokens of the norms and residual adds per rank: T / tp with sp, else T
+  bool sp;                // sequence parallelism (TrainConfig::sp)
   long long Hl, Al, D;    // hidden, heads per tp rank, head dimension
   long long Fl;           // MLP width per tp rank (4 H / tp)
   long long V, Vl, Vrows; // vocabulary, its shard, rows of the local embedding table
@@ -74,6 +76,8 @@ Dims dims_of(const TrainConfig& c) {
   d.S = c.seq;
   d.H = c.hidden;
   d.T = d.b * d.S;
+  d.sp = c.sp;
+  d.Tl = c.sp ? d.T / c.tp : d.T;
   d.tp = c.tp;
   d.dp = c.dp;
   d.Hl = c.hidden / c.tp;
@@ -126,16 +130,16 @@ class PhaseBuilder {
   // into the scratch that an add then accumulates into dgb (backward).
   void layernorm_forward(const std::string& name, const std::string& x, const std::string& gamma,
                          const std::string& beta, const std::string& y, const std::string& stats) {
-    const double T = double(d_.T), H = double(d_.H);
-    op(name, "layernorm_forward", kv({{"rows", d_.T}, {"cols", d_.H}}), kernels::layernorm_forward_flops(d_.T, d_.H),
-       kernels::layernorm_forward_bytes(d_.T, d_.H, d_.s),
+    const double T = double(d_.Tl), H = double(d_.H);
+    op(name, "layernorm_forward", kv({{"rows", d_.Tl}, {"cols", d_.H}}), kernels::layernorm_forward_flops(d_.Tl, d_.H),
+       kernels::layernorm_forward_bytes(d_.Tl, d_.H, d_.s),
        {{x, T * H}, {gamma, H}, {beta, H}, {y, T * H}, {stats + ".mean#", T}, {stats + ".rstd#", T}});
   }
   void layernorm_backward(const std::string& name, const std::string& dy, const std::string& x, const std::string& gamma,
                           const std::string& stats, const std::string& dx) {
-    const double T = double(d_.T), H = double(d_.H);
-    op(name, "layernorm_backward", kv({{"rows", d_.T}, {"cols", d_.H}}), kernels::layernorm_backward_flops(d_.T, d_.H),
-       kernels::layernorm_backward_bytes(d_.T, d_.H, d_.s),
+    const double T = double(d_.Tl), H = double(d_.H);
+    op(name, "layernorm_backward", kv({{"rows", d_.Tl}, {"cols", d_.H}}), kernels::layernorm_backward_flops(d_.Tl, d_.H),
+       kernels::layernorm_backward_bytes(d_.Tl, d_.H, d_.s),
        {{dy, T * H}, {x, T * H}, {gamma, H}, {stats + ".mean#", T}, {stats + ".rstd#", T}, {dx, T * H}, {"ws.ln_scratch", 2 * H}});
   }
   // Between [tokens, groups * heads * dim] and groups x [batch * heads, seq, dim].
@@ -151,10 +155,23 @@ class PhaseBuilder {
     op(name, "stream_add", kv({{"n", 2 * d_.H}}), kernels::stream_flops(StreamOp::add, 2 * d_.H),
        kernels::stream_bytes(StreamOp::add, 2 * d_.H, d_.s), {{norm + ".gamma", H}, {norm + ".beta", H}, {"ws.ln_scratch", 2 * H}});
   }
-  // Allreduce of a tensor-parallel partial sum [T, H] (Megatron's g forward, f backward).
+  // Allreduce of a tensor-parallel partial sum (Megatron's g forward, f backward; the
+  // cross-entropy's statistics).
   void tp_allreduce(const std::string& after, double elements) {
     if (d_.tp == 1) return;
     comm({after + ".tp_allreduce", Traffic::tp, "allreduce", elements * d_.s, int(d_.tp)});
+  }
+  // A partial sum [T, H] over tp: allreduced, or with sequence parallelism
+  // reduce-scattered into each rank's T / tp tokens (the collective's size unit: a
+  // rank's block).
+  void tp_sum(const std::string& after) {
+    if (!d_.sp) return tp_allreduce(after, double(d_.T) * d_.H);
+    comm({after + ".tp_reduce_scatter", Traffic::tp, "reduce_scatter", double(d_.Tl) * d_.H * d_.s, int(d_.tp)});
+  }
+  // Sequence parallelism: every rank's T / tp tokens [T / tp, H] gathered into [T, H].
+  void tp_gather(const std::string& name) {
+    if (!d_.sp) return;
+    comm({name + ".tp_allgather", Traffic::tp, "allgather", double(d_.Tl) * d_.H * d_.s, int(d_.tp)});
   }
   // ZeRO-3: the unit's parameters gathered over dp before its ops (block: this rank's
   // share, the allgather's size unit).
@@ -200,20 +217,22 @@ void layer_forward(PhaseBuilder& f, const Dims& d, const std::string& L, const s
   const double T = double(d.T);
   auto act = [&](const char* name) { return activation(d, L, name); };
   f.layernorm_forward(N + "ln1", x, P + "ln1.gamma", P + "ln1.beta", act("a1"), L + "ln1");
+  f.tp_gather(N + "ln1");
   f.gemm(N + "qkv", d.T, 3 * d.Hl, d.H, false, false, false, act("a1"), P + "qkv.weight", "ws.qkv");
   f.heads(N + "split_heads", "split_heads", 3, "ws.qkv", act("qkvh"));
   attention_forward(f, d, N + "attention", L);
   f.heads(N + "merge_heads", "merge_heads", 1, "ws.o", act("om"));
   f.gemm(N + "attn_out", d.T, d.H, d.Hl, false, false, false, act("om"), P + "attn_out.weight", "ws.proj");
-  f.tp_allreduce(N + "attn_out", T * d.H);
-  f.add(N + "residual1", d.T * d.H, act("x1"), x, "ws.proj");
+  f.tp_sum(N + "attn_out");
+  f.add(N + "residual1", d.Tl * d.H, act("x1"), x, "ws.proj");
   f.layernorm_forward(N + "ln2", act("x1"), P + "ln2.gamma", P + "ln2.beta", act("a2"), L + "ln2");
+  f.tp_gather(N + "ln2");
   f.gemm(N + "fc1", d.T, d.Fl, d.H, false, false, false, act("a2"), P + "fc1.weight", act("h"));
   f.op(N + "gelu", "bias_gelu_forward", kv({{"rows", d.T}, {"cols", d.Fl}}), kernels::bias_gelu_forward_flops(d.T, d.Fl),
        kernels::bias_gelu_forward_bytes(d.T, d.Fl, d.s), {{act("h"), T * d.Fl}, {P + "fc1.bias", double(d.Fl)}, {act("gact"), T * d.Fl}});
   f.gemm(N + "fc2", d.T, d.H, d.Fl, false, false, false, act("gact"), P + "fc2.weight", "ws.proj");
-  f.tp_allreduce(N + "fc2", T * d.H);
-  f.add(N + "residual2", d.T * d.H, y, act("x1"), "ws.proj");
+  f.tp_sum(N + "fc2");
+  f.add(N + "residual2", d.Tl * d.H, y, act("x1"), "ws.proj");
 }
 
 // dy: the gradient arriving at the layer's output, dx: the one it sends to its input.
@@ -225,20 +244,25 @@ void layer_backward(PhaseBuilder& g, const Dims& d, const std::string& L, int lo
   // Full recomputation: the layer's forward again from its input (the output it writes
   // again is a workspace: the next layer's input is still the slot's).
   if (d.recompute == Recompute::full) layer_forward(g, d, L, R, x, "ws.recompute.y");
-  g.gemm(L + "fc2.wgrad", d.Fl, d.H, d.T, true, false, true, act("gact"), dy, G + "fc2.weight");
-  g.gemm(L + "fc2.dgrad", d.T, d.Fl, d.H, false, true, false, dy, P + "fc2.weight", "ws.dg");
+  // Sequence parallelism: the GEMMs take every rank's tokens of a gradient (gathered
+  // into a workspace), the norms and adds this rank's.
+  const std::string dy_all = d.sp ? "ws.dy_all" : dy, dx1_all = d.sp ? "ws.dx1_all" : "ws.dx1";
+  g.tp_gather(L + "dy");
+  g.gemm(L + "fc2.wgrad", d.Fl, d.H, d.T, true, false, true, act("gact"), dy_all, G + "fc2.weight");
+  g.gemm(L + "fc2.dgrad", d.T, d.Fl, d.H, false, true, false, dy_all, P + "fc2.weight", "ws.dg");
   g.op(L + "gelu.backward", "bias_gelu_backward", kv({{"rows", d.T}, {"cols", d.Fl}}),
        kernels::bias_gelu_backward_flops(d.T, d.Fl), kernels::bias_gelu_backward_bytes(d.T, d.Fl, d.s),
        {{"ws.dg", T * d.Fl}, {act("h"), T * d.Fl}, {P + "fc1.bias", double(d.Fl)}, {"ws.b1_scratch", double(d.Fl)}});
   g.add(L + "gelu.grad_add", d.Fl, G + "fc1.bias", G + "fc1.bias", "ws.b1_scratch");
   g.gemm(L + "fc1.wgrad", d.H, d.Fl, d.T, true, false, true, act("a2"), "ws.dg", G + "fc1.weight");
   g.gemm(L + "fc1.dgrad", d.T, d.H, d.Fl, false, true, false, "ws.dg", P + "fc1.weight", "ws.da");
-  g.tp_allreduce(L + "fc1.dgrad", T * d.H);
+  g.tp_sum(L + "fc1.dgrad");
   g.layernorm_backward(L + "ln2.backward", "ws.da", act("x1"), P + "ln2.gamma", L + "ln2", "ws.dxln");
   g.norm_grad_add(L + "ln2.grad_add", G + "ln2");
-  g.add(L + "residual2.backward", d.T * d.H, "ws.dx1", dy, "ws.dxln");
-  g.gemm(L + "attn_out.wgrad", d.Hl, d.H, d.T, true, false, true, act("om"), "ws.dx1", G + "attn_out.weight");
-  g.gemm(L + "attn_out.dgrad", d.T, d.Hl, d.H, false, true, false, "ws.dx1", P + "attn_out.weight", "ws.dom");
+  g.add(L + "residual2.backward", d.Tl * d.H, "ws.dx1", dy, "ws.dxln");
+  g.tp_gather(L + "residual2.backward");
+  g.gemm(L + "attn_out.wgrad", d.Hl, d.H, d.T, true, false, true, act("om"), dx1_all, G + "attn_out.weight");
+  g.gemm(L + "attn_out.dgrad", d.T, d.Hl, d.H, false, true, false, dx1_all, P + "attn_out.weight", "ws.dom");
   g.heads(L + "merge_heads.backward", "split_heads", 1, "ws.dom", "ws.do");
   // Selective recomputation: the attention probabilities again, right before their use.
   if (d.recompute == Recompute::selective) attention_forward(g, d, R + "attention", L);
@@ -249,10 +273,10 @@ void layer_backward(PhaseBuilder& g, const Dims& d, const std::string& L, int lo
   g.heads(L + "split_heads.backward", "merge_heads", 3, "ws.dqkvh", "ws.dqkv");
   g.gemm(L + "qkv.wgrad", d.H, 3 * d.Hl, d.T, true, false, true, act("a1"), "ws.dqkv", G + "qkv.weight");
   g.gemm(L + "qkv.dgrad", d.T, d.H, 3 * d.Hl, false, true, false, "ws.dqkv", P + "qkv.weight", "ws.da");
-  g.tp_allreduce(L + "qkv.dgrad", T * d.H);
+  g.tp_sum(L + "qkv.dgrad");
   g.layernorm_backward(L + "ln1.backward", "ws.da", x, P + "ln1.gamma", L + "ln1", "ws.dxln");
   g.norm_grad_add(L + "ln1.grad_add", G + "ln1");
-  g.add(L + "residual1.backward", d.T * d.H, dx, "ws.dx1", "ws.dxln");
+  g.add(L + "residual1.backward", d.Tl * d.H, dx, "ws.dx1", "ws.dxln");
 }
 
 // This stage's parameters on one tp rank, in the order their gradients become final in
@@ -312,6 +336,11 @@ std::vector<Bucket> buckets_of(const std::vector<std::pair<std::string, double>>
 
 }  // namespace
 
+bool replicated_over_tp(const std::string& parameter) {
+  auto ends_with = [&](const char* tail) { return parameter.ends_with(tail); };
+  return ends_with(".gamma") || ends_with(".beta") || parameter == "embedding.position";
+}
+
 std::string param_unit(const std::string& parameter) {
   const std::string unit = parameter.substr(0, parameter.find('.'));
   return unit == "head" ? "final" : unit;
@@ -354,6 +383,8 @@ constexpr TrainConfigKey config_keys[] = {
      false},
     {"zero1", "same as zero=1", true},
     {"overlap", "overlap the dp gradient sync with backward", true},
+    {"sp", "sequence parallelism beside tp: norms and residuals on T / tp tokens, reduce-scatter + allgather for "
+           "each allreduce", true},
     {"bucket_bytes", "dp gradient bucket size in bytes", false},
     {"dtype", "float32 | float64", false},
     {"dense", "GEMMs by: portable (Kokkos kernels) | vendor (BLAS via Kokkos Kernels)", false},
@@ -389,6 +420,7 @@ void set_train_config_key(TrainConfig& c, const std::string& key, const std::str
   else if (key == "zero") c.zero = integer();
   else if (key == "zero1") c.zero = integer() != 0 ? 1 : 0;
   else if (key == "overlap") c.overlap_dp = integer() != 0;
+  else if (key == "sp") c.sp = integer() != 0;
   else if (key == "dtype") c.dtype = value;
   else if (key == "dense") c.dense = parse_dense_path(value);
   else if (key == "recompute") {
@@ -463,6 +495,14 @@ void TrainConfig::validate() const {
   if (zero != 0 && zero != 1 && zero != 3)
     throw UsageError("--zero " + std::to_string(zero) + ": use 0, 1 or 3 (ZeRO-2's traffic is ZeRO-1's; the proxy "
                      "accumulates unsharded gradients over micro-batches, so 2 would be 1 under another name)");
+  if (sp && tp == 1) throw UsageError("--sp: sequence parallelism splits the tokens over tp ranks: needs --tp > 1");
+  if (sp && (static_cast<long long>(micro_batch) * seq) % tp != 0)
+    throw UsageError("--sp: --micro-batch " + std::to_string(micro_batch) + " x --seq " + std::to_string(seq) +
+                     " tokens are not a multiple of --tp " + std::to_string(tp));
+  if (sp && zero >= 1 && dp > 1)
+    throw UsageError("--sp with --zero " + std::to_string(zero) +
+                     ": not offered (ZeRO's sync leaves each rank a block of the gradients, in which the norms' "
+                     "gradients differ in count between dp ranks, so one tp allreduce cannot sum them)");
   if (!(bucket_bytes > 0)) throw UsageError("--bucket-bytes " + std::to_string(bucket_bytes) + ": must be > 0");
 }
 
@@ -501,11 +541,13 @@ StepPlan plan_step(const TrainConfig& config) {
       f.op("embedding.token", "embedding_forward", kv({{"vocab", d.Vrows}, {"tokens", d.T}, {"dim", d.H}}), 0,
            kernels::embedding_forward_bytes(d.T, d.H, d.s, index_bytes),
            {{"p:embedding.token", double(std::min(d.T, d.Vrows)) * d.H}, {"ws.emb_tok", T * H}});
-      f.tp_allreduce("embedding.token", T * d.H);
-      f.op("embedding.position", "embedding_forward", kv({{"vocab", d.S}, {"tokens", d.T}, {"dim", d.H}}), 0,
-           kernels::embedding_forward_bytes(d.T, d.H, d.s, index_bytes),
-           {{"p:embedding.position", double(d.S) * d.H}, {"ws.emb_pos", T * H}});
-      f.add("embedding.add", d.T * d.H, slot_x(0), "ws.emb_tok", "ws.emb_pos");
+      f.tp_sum("embedding.token");
+      // With sequence parallelism, the positions of this rank's tokens only.
+      const double Tl = double(d.Tl);
+      f.op("embedding.position", "embedding_forward", kv({{"vocab", d.S}, {"tokens", d.Tl}, {"dim", d.H}}), 0,
+           kernels::embedding_forward_bytes(d.Tl, d.H, d.s, index_bytes),
+           {{"p:embedding.position", double(std::min(d.S, d.Tl)) * d.H}, {"ws.emb_pos", Tl * H}});
+      f.add("embedding.add", d.Tl * d.H, slot_x(0), "ws.emb_tok", "ws.emb_pos");
     }
     for (int l = st.layers_first; l < st.layers_first + st.layers_count; ++l) {
       const std::string L = "layer" + std::to_string(l) + ".";
@@ -516,6 +558,7 @@ StepPlan plan_step(const TrainConfig& config) {
     if (last) {
       gather(f, "final");
       f.layernorm_forward("final.ln", x_out, "p:final.ln.gamma", "p:final.ln.beta", "final.af#", "final.ln");
+      f.tp_gather("final.ln");
       f.gemm("final.logits", d.T, d.Vl, d.H, false, false, false, "final.af#", "p:head.weight", "final.logits#");
       f.op("final.ce_max", "cross_entropy_max", kv({{"rows", d.T}, {"cols", d.Vl}}),
            kernels::cross_entropy_max_flops(d.T, d.Vl), kernels::cross_entropy_max_bytes(d.T, d.Vl, d.s),
@@ -538,7 +581,7 @@ StepPlan plan_step(const TrainConfig& config) {
            {{"final.logits#", T * d.Vl}, {"final.ce_max#", T}, {"final.ce_stats#", 2 * T}});
       g.gemm("final.logits.wgrad", d.H, d.Vl, d.T, true, false, true, "final.af#", "final.logits#", "g:head.weight");
       g.gemm("final.logits.dgrad", d.T, d.H, d.Vl, false, true, false, "final.logits#", "p:head.weight", "ws.da");
-      g.tp_allreduce("final.logits.dgrad", T * d.H);
+      g.tp_sum("final.logits.dgrad");
       g.layernorm_backward("final.ln.backward", "ws.da", x_out, "p:final.ln.gamma", "final.ln", "ws.gA");
       g.norm_grad_add("final.ln.grad_add", "g:final.ln");
     }
@@ -552,18 +595,22 @@ StepPlan plan_step(const TrainConfig& config) {
       dy = dx;
     }
     if (first) {
-      g.op("embedding.position.backward", "embedding_backward", kv({{"vocab", d.S}, {"tokens", d.T}, {"dim", d.H}}),
-           kernels::embedding_backward_flops(d.T, d.H), kernels::embedding_backward_bytes(d.S, d.T, d.H, d.s, index_bytes),
-           {{"ws.demb", T * H}, {"ws.pos_scratch", double(d.S) * d.H}});
+      // Sequence parallelism: the positions from this rank's tokens, the token table from
+      // everyone's (gathered).
+      g.op("embedding.position.backward", "embedding_backward", kv({{"vocab", d.S}, {"tokens", d.Tl}, {"dim", d.H}}),
+           kernels::embedding_backward_flops(d.Tl, d.H), kernels::embedding_backward_bytes(d.S, d.Tl, d.H, d.s, index_bytes),
+           {{"ws.demb", double(d.Tl) * H}, {"ws.pos_scratch", double(d.S) * d.H}});
       g.add("embedding.position.grad_add", d.S * d.H, "g:embedding.position", "g:embedding.position", "ws.pos_scratch");
+      g.tp_gather("embedding.dy");
       g.op("embedding.token.backward", "embedding_backward", kv({{"vocab", d.Vrows}, {"tokens", d.T}, {"dim", d.H}}),
            kernels::embedding_backward_flops(d.T, d.H), kernels::embedding_backward_bytes(d.Vrows, d.T, d.H, d.s, index_bytes),
-           {{"ws.demb", T * H}, {"ws.tok_scratch", double(d.Vrows) * d.H}});
+           {{d.sp ? "ws.dy_all" : "ws.demb", T * H}, {"ws.tok_scratch", double(d.Vrows) * d.H}});
       g.add("embedding.token.grad_add", d.Vl * d.H, "g:embedding.token", "g:embedding.token", "ws.tok_scratch");
     }
 
-    // Pipeline: activations forward, their gradients backward, [T, H] per micro-batch.
-    const double act_bytes = double(d.T) * d.H * d.s;
+    // Pipeline: activations forward, their gradients backward, [T, H] per micro-batch
+    // ([T / tp, H] with sequence parallelism: each tp rank sends its tokens).
+    const double act_bytes = double(d.Tl) * d.H * d.s;
     if (!last) st.send_activation = {"stage" + std::to_string(s) + ".send_activation", Traffic::pp, "pingpong", act_bytes, 2};
     if (!first) st.send_gradient = {"stage" + std::to_string(s) + ".send_gradient", Traffic::pp, "pingpong", act_bytes, 2};
     if (!first) st.receive_activation = {{slot_x(0), act_bytes}};
@@ -591,6 +638,22 @@ StepPlan plan_step(const TrainConfig& config) {
       for (const auto& [tensor, elements] : touched) ph.compute.back().operands.push_back({tensor, elements * d.s});
     };
     PhaseBuilder o(st.optimizer, d);
+    if (config.sp) {  // the replicated parameters' gradients, summed over tp (packed into one message)
+      double n = 0;
+      for (const auto& [param, elements] : params)
+        if (replicated_over_tp(param)) n += elements;
+      std::vector<std::pair<std::string, double>> grads;
+      for (const auto& [param, elements] : params)
+        if (replicated_over_tp(param)) grads.push_back({"g:" + param, elements});
+      auto copy = [&](const std::string& name) {
+        o.op(name, "stream_copy", kv({{"n", (long long)n}}), 0, kernels::stream_bytes(StreamOp::copy, n, d.s), {});
+        for (const auto& [tensor, elements] : grads) st.optimizer.compute.back().operands.push_back({tensor, elements * d.s});
+        st.optimizer.compute.back().operands.push_back({"ws.sp_grads", n * d.s});
+      };
+      copy("optimizer.sp_grads");  // the pack; the allreduce is named after it
+      o.tp_allreduce("optimizer.sp_grads", n);
+      copy("optimizer.sp_grads.unpack");
+    }
     double flat = 0;
     for (std::size_t k = 0; k < buckets.size(); ++k) {
       const std::string B = "dp.bucket" + std::to_string(k);

@@ -50,6 +50,14 @@ struct TrainConfig {
   DensePath dense = DensePath::portable;  // the proxy defaults to vendor where it has it
   bool overlap_dp = false;      // gradient allreduce per bucket, overlapped with backward
   Recompute recompute = Recompute::none;
+  // Sequence parallelism beside tp (Megatron's): the layer norms, residual adds and the
+  // position embedding work on T / tp of the micro-batch's tokens per rank; each TP
+  // allreduce becomes a reduce-scatter into the rank's tokens, and an allgather of them
+  // comes before each column-parallel GEMM (the same bytes moved, the norms' work and
+  // the pipeline's messages divided by tp). The norms' and the position embedding's
+  // gradients are then partial sums over the tokens: one allreduce over tp per step,
+  // before the update. Needs tp > 1.
+  bool sp = false;
   double bucket_bytes = 1 << 20;
   std::string dtype = "float32";
   int micro_batches() const;    // global_batch / (micro_batch * dp); validated by validate()
@@ -126,6 +134,11 @@ struct CommOp {
   // isolated one where the model has it (models/collectives.hpp).
   bool back_to_back = false;
 };
+
+// Whether every tp rank holds the whole parameter (the layer norms, the position
+// embedding). Under sequence parallelism their gradients are partial sums over the
+// ranks' tokens, summed over tp once per step.
+bool replicated_over_tp(const std::string& parameter);
 
 // The unit a parameter belongs to for ZeRO-3 (what is gathered and released together,
 // FSDP's wrapped module): "layer<l>", "final" (head and final layernorm), "embedding".

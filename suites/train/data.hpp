@@ -45,11 +45,12 @@ inline void fill_step_data(TokenMatrix rows, TokenMatrix targets, std::uint64_t 
       });
 }
 
-// Position of every token of a micro-batch in its sequence: t mod seq.
-inline void fill_positions(Tokens positions, std::int64_t seq) {
+// Position in its sequence of every token of a micro-batch from first_token on (a
+// sequence-parallel rank's share): t mod seq.
+inline void fill_positions(Tokens positions, std::int64_t seq, std::int64_t first_token = 0) {
   Kokkos::parallel_for(
       "sextant::train::positions", Kokkos::RangePolicy<Exec>(0, positions.extent(0)),
-      KOKKOS_LAMBDA(const std::int64_t t) { positions(t) = std::int32_t(t % seq); });
+      KOKKOS_LAMBDA(const std::int64_t t) { positions(t) = std::int32_t((first_token + t) % seq); });
 }
 
 }  // namespace sextant::train

@@ -22,6 +22,15 @@
 // the position embedding are replicated and see identical inputs, so their gradients
 // agree on every tp rank without communication.
 //
+// Sequence parallelism (TrainConfig::sp): between the tensor-parallel GEMMs each rank
+// keeps T / tp of the tokens (a contiguous block of the micro-batch's [T, H] rows: the
+// layer norms, residual adds, position embedding and pipeline messages work on it). A
+// partial sum is reduce-scattered into the blocks instead of allreduced; a norm's output
+// is written into its block of a [T, H] buffer and allgathered in place before the
+// column-parallel GEMM reads it, and in backward the gradients the GEMMs take are
+// allgathered into a workspace. The norms' and the position embedding's gradients then
+// cover this rank's tokens only: the optimizer sums them over tp (optimizer.hpp).
+//
 // Gradients accumulate over micro-batches: weight-gradient GEMMs with beta = 1, and the
 // kernels that overwrite their parameter gradients (layernorm, bias-GELU, embedding)
 // write a scratch that stream_add adds in. They become final, in flat-buffer order,
@@ -79,19 +88,19 @@ class Stage {
   Stage(const model::TrainConfig& c, const Layout& layout, Recorder& rec, ParamStore<S>& store, int slots,
         int layers_first, int layers_count, WaitMode wait)
       : rec_(rec), store_(store), wait_(wait), dense_(c.dense), recompute_(c.recompute), tp_comm_(layout.tp_comm), tp_(c.tp),
-        tp_rank_(layout.tp_rank), first_(layout.first_stage()), last_(layout.last_stage()), b_(c.micro_batch), S_(c.seq), H_(c.hidden),
-        T_(b_ * S_), Hl_(c.hidden / c.tp), Al_(c.heads / c.tp), D_(c.hidden / c.heads), Fl_(4LL * c.hidden / c.tp),
+        tp_rank_(layout.tp_rank), first_(layout.first_stage()), last_(layout.last_stage()), sp_(c.sp), b_(c.micro_batch), S_(c.seq), H_(c.hidden),
+        T_(b_ * S_), Tl_(sp_ ? T_ / c.tp : T_), tok0_(sp_ ? Tl_ * layout.tp_rank : 0), Hl_(c.hidden / c.tp), Al_(c.heads / c.tp), D_(c.hidden / c.heads), Fl_(4LL * c.hidden / c.tp),
         Vl_(c.vocab / c.tp), Vrows_(Vl_ + (c.tp > 1 ? 1 : 0)), BH_(b_ * Al_),
         scale_(S(1 / std::sqrt(double(D_)))) {
     for (int l = layers_first; l < layers_first + layers_count; ++l) layers_.push_back(bind_layer(l));
     if (first_) {
       i_pos_ = store_.index("embedding.position");
       i_tok_ = store_.index("embedding.token");
-      pos_index_ = Tokens("sextant::train::positions", T_);
-      fill_positions(pos_index_, S_);
+      pos_index_ = Tokens("sextant::train::positions", Tl_);
+      fill_positions(pos_index_, S_, tok0_);
       emb_tok_ = alloc2<S>("emb_tok", T_, H_);
-      emb_pos_ = alloc2<S>("emb_pos", T_, H_);
-      demb_ = alloc2<S>("demb", T_, H_);
+      emb_pos_ = alloc2<S>("emb_pos", Tl_, H_);
+      demb_ = alloc2<S>("demb", Tl_, H_);
       tok_scratch_ = alloc2<S>("tok_scratch", Vrows_, H_);
       pos_scratch_ = alloc2<S>("pos_scratch", S_, H_);
     }
@@ -103,11 +112,15 @@ class Stage {
     qkv_ws_ = alloc2<S>("qkv_ws", T_, 3 * Hl_);
     o_ws_ = V3<S>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "o_ws"), BH_, S_, D_);
     proj_ws_ = alloc2<S>("proj_ws", T_, H_);
-    gA_ = alloc2<S>("grad_a", T_, H_);
-    gB_ = alloc2<S>("grad_b", T_, H_);
+    gA_ = alloc2<S>("grad_a", Tl_, H_);
+    gB_ = alloc2<S>("grad_b", Tl_, H_);
     da_ = alloc2<S>("da", T_, H_);
-    dxln_ = alloc2<S>("dxln", T_, H_);
-    dx1_ = alloc2<S>("dx1", T_, H_);
+    dxln_ = alloc2<S>("dxln", Tl_, H_);
+    dx1_ = alloc2<S>("dx1", Tl_, H_);
+    if (sp_) {
+      dy_all_ = alloc2<S>("dy_all", T_, H_);
+      dx1_all_ = alloc2<S>("dx1_all", T_, H_);
+    }
     dg_ = alloc2<S>("dg", T_, Fl_);
     dom_ = alloc2<S>("dom", T_, Hl_);
     dqkv_ = alloc2<S>("dqkv", T_, 3 * Hl_);
@@ -132,7 +145,7 @@ class Stage {
   V2<S> output(int slot) { return slots_[slot].xs.back(); }     // activation to the next stage
   V2<S> grad_input() { return gA_; }                            // gradient from the next stage
   V2<S> grad_output(int slot) { return slots_[slot].dx_send; }  // gradient to the previous stage
-  std::int64_t tokens() const { return T_; }
+  std::int64_t tokens() const { return Tl_; }  // of the activations a stage sends: its block with sp
   std::int64_t hidden() const { return H_; }
 
   void forward(int mb, int slot) {
@@ -221,10 +234,10 @@ class Stage {
   // activations, under selective the attention probabilities.
   Slot make_slot() {
     Slot s;
-    for (std::size_t l = 0; l <= layers_.size(); ++l) s.xs.push_back(alloc2<S>("x", T_, H_));
+    for (std::size_t l = 0; l <= layers_.size(); ++l) s.xs.push_back(alloc2<S>("x", Tl_, H_));
     if (recompute_ == model::Recompute::full && shared_acts_.P.data() == nullptr) {
       shared_acts_ = make_acts();
-      recompute_y_ = alloc2<S>("recompute_y", T_, H_);
+      recompute_y_ = alloc2<S>("recompute_y", Tl_, H_);
     } else if (recompute_ == model::Recompute::selective && shared_acts_.P.data() == nullptr) {
       shared_acts_.P = V3<S>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "P"), BH_, S_, S_);
     }
@@ -239,28 +252,28 @@ class Stage {
     }
     if (last_) {
       s.af = alloc2<S>("af", T_, H_);
-      s.meanf = alloc1<S>("meanf", T_);
-      s.rstdf = alloc1<S>("rstdf", T_);
+      s.meanf = alloc1<S>("meanf", Tl_);
+      s.rstdf = alloc1<S>("rstdf", Tl_);
       s.logits = alloc2<S>("logits", T_, Vl_);
       s.ce_max = alloc1<S>("ce_max", T_);
       s.ce_stats = alloc2<S>("ce_stats", T_, 2);
     }
-    if (!first_) s.dx_send = alloc2<S>("dx_send", T_, H_);
+    if (!first_) s.dx_send = alloc2<S>("dx_send", Tl_, H_);
     return s;
   }
 
   LayerActs make_acts(bool without_P = false) {
     LayerActs a;
-    a.a1 = alloc2<S>("a1", T_, H_);
-    a.x1 = alloc2<S>("x1", T_, H_);
+    a.a1 = alloc2<S>("a1", T_, H_);  // the norms' outputs: every rank's tokens (gathered with sp)
+    a.x1 = alloc2<S>("x1", Tl_, H_);
     a.a2 = alloc2<S>("a2", T_, H_);
     a.h = alloc2<S>("h", T_, Fl_);
     a.gact = alloc2<S>("gact", T_, Fl_);
     a.om = alloc2<S>("om", T_, Hl_);
-    a.mean1 = alloc1<S>("mean1", T_);
-    a.rstd1 = alloc1<S>("rstd1", T_);
-    a.mean2 = alloc1<S>("mean2", T_);
-    a.rstd2 = alloc1<S>("rstd2", T_);
+    a.mean1 = alloc1<S>("mean1", Tl_);
+    a.rstd1 = alloc1<S>("rstd1", Tl_);
+    a.mean2 = alloc1<S>("mean2", Tl_);
+    a.rstd2 = alloc1<S>("rstd2", Tl_);
     a.qkvh = alloc1<S>("qkvh", 3 * BH_ * S_ * D_);
     if (!without_P) a.P = V3<S>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "P"), BH_, S_, S_);
     return a;
@@ -326,8 +339,8 @@ class Stage {
   void layernorm_fwd(const std::string& prefix, const char* name, X x, U1<S> g, U1<S> b, Y y, V1<S> mean,
                      V1<S> rstd) {
     op(
-        prefix, name, "layernorm_forward", [&] { return kv({{"rows", T_}, {"cols", H_}}); },
-        kernels::layernorm_forward_flops(T_, H_), kernels::layernorm_forward_bytes(T_, H_, sizeof(S)),
+        prefix, name, "layernorm_forward", [&] { return kv({{"rows", Tl_}, {"cols", H_}}); },
+        kernels::layernorm_forward_flops(Tl_, H_), kernels::layernorm_forward_bytes(Tl_, H_, sizeof(S)),
         [&] { kernels::layernorm_forward(exec_, x, g, b, S(layernorm_eps), y, mean, rstd); });
   }
 
@@ -337,8 +350,8 @@ class Stage {
                      V1<S> mean, V1<S> rstd, DX dx, U1<S> dgb) {
     U1<S> dgam(ln_scratch_.data(), H_), dbet(ln_scratch_.data() + H_, H_);
     op(
-        prefix, name, "layernorm_backward", [&] { return kv({{"rows", T_}, {"cols", H_}}); },
-        kernels::layernorm_backward_flops(T_, H_), kernels::layernorm_backward_bytes(T_, H_, sizeof(S)),
+        prefix, name, "layernorm_backward", [&] { return kv({{"rows", Tl_}, {"cols", H_}}); },
+        kernels::layernorm_backward_flops(Tl_, H_), kernels::layernorm_backward_bytes(Tl_, H_, sizeof(S)),
         [&] { kernels::layernorm_backward(exec_, dy, x, g, mean, rstd, dx, dgam, dbet); });
     add(prefix, add_name, dgb.data(), dgb.data(), ln_scratch_.data(), 2 * H_);
   }
@@ -355,6 +368,45 @@ class Stage {
         });
   }
 
+  // A partial sum [T, H] over tp: allreduced, or with sequence parallelism
+  // reduce-scattered in place: this rank's block of tokens, summed, in its first rows.
+  void tp_sum(V2<S> partial, const std::string& prefix, const char* after) {
+    if (!sp_) return tp_allreduce(partial.data(), T_ * H_, prefix, after);
+    const std::int64_t n = Tl_ * H_;
+    rec_.comm(
+        CommKind::tp,
+        [&] {
+          MPI_Request r;
+          SEXTANT_MPI_CHECK(MPI_Ireduce_scatter_block(MPI_IN_PLACE, partial.data(), int(n), mpi_type<S>(), MPI_SUM, tp_comm_, &r));
+          wait(r, wait_);
+        },
+        [&] {
+          return model::CommOp{prefix + after + ".tp_reduce_scatter", model::Traffic::tp, "reduce_scatter", double(n) * sizeof(S), tp_};
+        });
+  }
+  // The summed rows tp_sum left (the whole of them without sp).
+  U2<S> summed(V2<S> partial) const { return U2<S>(partial.data(), Tl_, H_); }
+  // This rank's block of tokens of a [T, H] buffer (the whole of it without sp).
+  U2<S> mine(V2<S> all) const { return U2<S>(all.data() + tok0_ * H_, Tl_, H_); }
+
+  // Sequence parallelism: every rank's block into `all` [T, H]; from `block` (this rank's
+  // tokens), or in place where the block is already mine(all). Without sp, nothing.
+  void tp_gather(const S* block, V2<S> all, const std::string& prefix, const char* name) {
+    if (!sp_) return;
+    const std::int64_t n = Tl_ * H_;
+    rec_.comm(
+        CommKind::tp,
+        [&] {
+          MPI_Request r;
+          const bool in_place = block == mine(all).data();
+          SEXTANT_MPI_CHECK(MPI_Iallgather(in_place ? MPI_IN_PLACE : block, in_place ? 0 : int(n),
+                                           in_place ? MPI_DATATYPE_NULL : mpi_type<S>(), all.data(), int(n), mpi_type<S>(),
+                                           tp_comm_, &r));
+          wait(r, wait_);
+        },
+        [&] { return model::CommOp{prefix + name + ".tp_allgather", model::Traffic::tp, "allgather", double(n) * sizeof(S), tp_}; });
+  }
+
   void ready(GradientSink* sink, int param) {
     if (sink) sink->ready(param);
   }
@@ -369,41 +421,44 @@ class Stage {
         E, "token", "embedding_forward", [&] { return kv({{"vocab", Vrows_}, {"tokens", T_}, {"dim", H_}}); },
         kernels::embedding_forward_flops(T_, H_), kernels::embedding_forward_bytes(T_, H_, sizeof(S), 4),
         [&] { kernels::embedding_forward(exec_, table, rows, emb_tok_); });
-    tp_allreduce(emb_tok_.data(), T_ * H_, E, "token");
+    tp_sum(emb_tok_, E, "token");
     op(
-        E, "position", "embedding_forward", [&] { return kv({{"vocab", S_}, {"tokens", T_}, {"dim", H_}}); },
-        kernels::embedding_forward_flops(T_, H_), kernels::embedding_forward_bytes(T_, H_, sizeof(S), 4),
+        E, "position", "embedding_forward", [&] { return kv({{"vocab", S_}, {"tokens", Tl_}, {"dim", H_}}); },
+        kernels::embedding_forward_flops(Tl_, H_), kernels::embedding_forward_bytes(Tl_, H_, sizeof(S), 4),
         [&] { kernels::embedding_forward(exec_, store_.param2(i_pos_), pos_index_, emb_pos_); });
-    add(E, "add", x0.data(), emb_tok_.data(), emb_pos_.data(), T_ * H_);
+    add(E, "add", x0.data(), emb_tok_.data(), emb_pos_.data(), Tl_ * H_);
   }
 
   // The layer's forward from x to y, its ops named L... (p.prefix, or p.prefix +
   // "recompute." when the backward runs it again).
   void layer_forward(LayerParams& p, LayerActs& a, V2<S> x, V2<S> y) { layer_forward(p, a, x, y, p.prefix); }
   void layer_forward(LayerParams& p, LayerActs& a, V2<S> x, V2<S> y, const std::string& L) {
-    layernorm_fwd(L, "ln1", x, p.ln1g, p.ln1b, a.a1, a.mean1, a.rstd1);
+    layernorm_fwd(L, "ln1", x, p.ln1g, p.ln1b, mine(a.a1), a.mean1, a.rstd1);
+    tp_gather(mine(a.a1).data(), a.a1, L, "ln1");
     gemm(L, "qkv", kernels::Trans::no, kernels::Trans::no, a.a1, p.wqkv, qkv_ws_, false);
     heads(L, "split_heads", "split_heads", 3, [&] { split_heads(exec_, qkv_ws_, a.qkvh.data(), b_, S_, 3, Al_, D_); });
     attention_fwd(L, a);
     heads(L, "merge_heads", "merge_heads", 1, [&] { merge_heads(exec_, o_ws_.data(), a.om, b_, S_, 1, Al_, D_); });
     gemm(L, "attn_out", kernels::Trans::no, kernels::Trans::no, a.om, p.wo, proj_ws_, false);
-    tp_allreduce(proj_ws_.data(), T_ * H_, L, "attn_out");
-    add(L, "residual1", a.x1.data(), x.data(), proj_ws_.data(), T_ * H_);
-    layernorm_fwd(L, "ln2", a.x1, p.ln2g, p.ln2b, a.a2, a.mean2, a.rstd2);
+    tp_sum(proj_ws_, L, "attn_out");
+    add(L, "residual1", a.x1.data(), x.data(), proj_ws_.data(), Tl_ * H_);
+    layernorm_fwd(L, "ln2", a.x1, p.ln2g, p.ln2b, mine(a.a2), a.mean2, a.rstd2);
+    tp_gather(mine(a.a2).data(), a.a2, L, "ln2");
     gemm(L, "fc1", kernels::Trans::no, kernels::Trans::no, a.a2, p.w1, a.h, false);
     op(
         L, "gelu", "bias_gelu_forward", [&] { return kv({{"rows", T_}, {"cols", Fl_}}); },
         kernels::bias_gelu_forward_flops(T_, Fl_), kernels::bias_gelu_forward_bytes(T_, Fl_, sizeof(S)),
         [&] { kernels::bias_gelu_forward(exec_, a.h, p.b1, a.gact); });
     gemm(L, "fc2", kernels::Trans::no, kernels::Trans::no, a.gact, p.w2, proj_ws_, false);
-    tp_allreduce(proj_ws_.data(), T_ * H_, L, "fc2");
-    add(L, "residual2", y.data(), a.x1.data(), proj_ws_.data(), T_ * H_);
+    tp_sum(proj_ws_, L, "fc2");
+    add(L, "residual2", y.data(), a.x1.data(), proj_ws_.data(), Tl_ * H_);
   }
 
   void final_forward(int mb, Slot& s) {
     static const std::string F = "final.";
     U1<S> g = store_.param1(i_lnf_), b = store_.param1(i_lnf_ + 1);
-    layernorm_fwd(F, "ln", s.xs.back(), g, b, s.af, s.meanf, s.rstdf);
+    layernorm_fwd(F, "ln", s.xs.back(), g, b, mine(s.af), s.meanf, s.rstdf);
+    tp_gather(mine(s.af).data(), s.af, F, "ln");
     gemm(F, "logits", kernels::Trans::no, kernels::Trans::no, s.af, store_.param2(i_head_), s.logits, false);
     op(
         F, "ce_max", "cross_entropy_max", [&] { return kv({{"rows", T_}, {"cols", Vl_}}); },
@@ -434,8 +489,8 @@ class Stage {
     gemm(F, "logits.wgrad", kernels::Trans::yes, kernels::Trans::no, s.af, s.logits, store_.grad2(i_head_), true);
     ready(sink, i_head_);
     gemm(F, "logits.dgrad", kernels::Trans::no, kernels::Trans::yes, s.logits, store_.param2(i_head_), da_, false);
-    tp_allreduce(da_.data(), T_ * H_, F, "logits.dgrad");
-    layernorm_bwd(F, "ln.backward", "ln.grad_add", da_, s.xs.back(), store_.param1(i_lnf_), s.meanf, s.rstdf, gA_,
+    tp_sum(da_, F, "logits.dgrad");
+    layernorm_bwd(F, "ln.backward", "ln.grad_add", summed(da_), s.xs.back(), store_.param1(i_lnf_), s.meanf, s.rstdf, gA_,
                   store_.grad1(i_lnf_, 2));
     ready(sink, i_lnf_ + 1);
     return loss;
@@ -460,9 +515,13 @@ class Stage {
     // layer from its input (its output into a workspace: the next layer's input is the
     // slot's, already used), or below, the attention probabilities.
     if (recompute_ == model::Recompute::full) layer_forward(p, a, x, recompute_y_, recomputed);
-    gemm(L, "fc2.wgrad", Trans::yes, Trans::no, a.gact, dy, p.dw2, true);
+    // With sp the GEMMs take every rank's tokens of the gradients (gathered), the norms
+    // and adds this rank's.
+    const V2<S> dy_all = sp_ ? dy_all_ : dy, dx1_all = sp_ ? dx1_all_ : dx1_;
+    tp_gather(dy.data(), dy_all, L, "dy");
+    gemm(L, "fc2.wgrad", Trans::yes, Trans::no, a.gact, dy_all, p.dw2, true);
     ready(sink, p.i_w2);
-    gemm(L, "fc2.dgrad", Trans::no, Trans::yes, dy, p.w2, dg_, false);
+    gemm(L, "fc2.dgrad", Trans::no, Trans::yes, dy_all, p.w2, dg_, false);
     op(
         L, "gelu.backward", "bias_gelu_backward", [&] { return kv({{"rows", T_}, {"cols", Fl_}}); },
         kernels::bias_gelu_backward_flops(T_, Fl_), kernels::bias_gelu_backward_bytes(T_, Fl_, sizeof(S)),
@@ -472,13 +531,14 @@ class Stage {
     gemm(L, "fc1.wgrad", Trans::yes, Trans::no, a.a2, dg_, p.dw1, true);
     ready(sink, p.i_w1);
     gemm(L, "fc1.dgrad", Trans::no, Trans::yes, dg_, p.w1, da_, false);
-    tp_allreduce(da_.data(), T_ * H_, L, "fc1.dgrad");
-    layernorm_bwd(L, "ln2.backward", "ln2.grad_add", da_, a.x1, p.ln2g, a.mean2, a.rstd2, dxln_, p.dln2);
+    tp_sum(da_, L, "fc1.dgrad");
+    layernorm_bwd(L, "ln2.backward", "ln2.grad_add", summed(da_), a.x1, p.ln2g, a.mean2, a.rstd2, dxln_, p.dln2);
     ready(sink, p.i_ln2);
-    add(L, "residual2.backward", dx1_.data(), dy.data(), dxln_.data(), T_ * H_);
-    gemm(L, "attn_out.wgrad", Trans::yes, Trans::no, a.om, dx1_, p.dwo, true);
+    add(L, "residual2.backward", dx1_.data(), dy.data(), dxln_.data(), Tl_ * H_);
+    tp_gather(dx1_.data(), dx1_all, L, "residual2.backward");
+    gemm(L, "attn_out.wgrad", Trans::yes, Trans::no, a.om, dx1_all, p.dwo, true);
     ready(sink, p.i_wo);
-    gemm(L, "attn_out.dgrad", Trans::no, Trans::yes, dx1_, p.wo, dom_, false);
+    gemm(L, "attn_out.dgrad", Trans::no, Trans::yes, dx1_all, p.wo, dom_, false);
     // The gradient of a merge is a split, and of a split a merge.
     heads(L, "merge_heads.backward", "split_heads", 1,
           [&] { split_heads(exec_, dom_, do_.data(), b_, S_, 1, Al_, D_); });
@@ -496,27 +556,29 @@ class Stage {
     gemm(L, "qkv.wgrad", Trans::yes, Trans::no, a.a1, dqkv_, p.dwqkv, true);
     ready(sink, p.i_wqkv);
     gemm(L, "qkv.dgrad", Trans::no, Trans::yes, dqkv_, p.wqkv, da_, false);
-    tp_allreduce(da_.data(), T_ * H_, L, "qkv.dgrad");
-    layernorm_bwd(L, "ln1.backward", "ln1.grad_add", da_, x, p.ln1g, a.mean1, a.rstd1, dxln_, p.dln1);
+    tp_sum(da_, L, "qkv.dgrad");
+    layernorm_bwd(L, "ln1.backward", "ln1.grad_add", summed(da_), x, p.ln1g, a.mean1, a.rstd1, dxln_, p.dln1);
     ready(sink, p.i_ln1);
-    add(L, "residual1.backward", dx.data(), dx1_.data(), dxln_.data(), T_ * H_);
+    add(L, "residual1.backward", dx.data(), dx1_.data(), dxln_.data(), Tl_ * H_);
   }
 
   void embedding_backward(int mb, GradientSink* sink) {
     static const std::string E = "embedding.";
     auto rows = Kokkos::subview(rows_, mb, Kokkos::ALL);
     op(
-        E, "position.backward", "embedding_backward", [&] { return kv({{"vocab", S_}, {"tokens", T_}, {"dim", H_}}); },
-        kernels::embedding_backward_flops(T_, H_), kernels::embedding_backward_bytes(S_, T_, H_, sizeof(S), 4),
+        E, "position.backward", "embedding_backward", [&] { return kv({{"vocab", S_}, {"tokens", Tl_}, {"dim", H_}}); },
+        kernels::embedding_backward_flops(Tl_, H_), kernels::embedding_backward_bytes(S_, Tl_, H_, sizeof(S), 4),
         [&] { kernels::embedding_backward(exec_, demb_, pos_index_, pos_scratch_); });
     add(E, "position.grad_add", store_.grad1(i_pos_).data(), store_.grad1(i_pos_).data(), pos_scratch_.data(),
         S_ * H_);
     ready(sink, i_pos_);
+    const V2<S> demb_all = sp_ ? dy_all_ : demb_;  // the token table's gradient takes every rank's tokens
+    tp_gather(demb_.data(), demb_all, E, "dy");
     op(
         E, "token.backward", "embedding_backward",
         [&] { return kv({{"vocab", Vrows_}, {"tokens", T_}, {"dim", H_}}); }, kernels::embedding_backward_flops(T_, H_),
         kernels::embedding_backward_bytes(Vrows_, T_, H_, sizeof(S), 4),
-        [&] { kernels::embedding_backward(exec_, demb_, rows, tok_scratch_); });
+        [&] { kernels::embedding_backward(exec_, demb_all, rows, tok_scratch_); });
     // The zero row's gradient (the last row of the scratch) is dropped.
     add(E, "token.grad_add", store_.grad1(i_tok_).data(), store_.grad1(i_tok_).data(), tok_scratch_.data(),
         Vl_ * H_);
@@ -535,8 +597,8 @@ class Stage {
   V2<S> recompute_y_;      // full recomputation's layer output (the next layer's input stays the slot's)
   MPI_Comm tp_comm_;
   int tp_, tp_rank_;
-  bool first_, last_;
-  std::int64_t b_, S_, H_, T_, Hl_, Al_, D_, Fl_, Vl_, Vrows_, BH_;
+  bool first_, last_, sp_;
+  std::int64_t b_, S_, H_, T_, Tl_, tok0_, Hl_, Al_, D_, Fl_, Vl_, Vrows_, BH_;
   S scale_;
   int i_pos_ = -1, i_tok_ = -1, i_head_ = -1, i_lnf_ = -1;
   std::vector<LayerParams> layers_;
@@ -545,6 +607,7 @@ class Stage {
   Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> rows_, targets_;
   V2<S> emb_tok_, emb_pos_, demb_, tok_scratch_, pos_scratch_;
   V2<S> qkv_ws_, proj_ws_, gA_, gB_, da_, dxln_, dx1_, dg_, dom_, dqkv_;
+  V2<S> dy_all_, dx1_all_;  // sp: every rank's tokens of the gradients the GEMMs take
   V3<S> o_ws_, do_, dP_;
   V1<S> dqkvh_, ln_scratch_, b1_scratch_;
 };

@@ -1,6 +1,7 @@
 #pragma once
 // Kernels the training proxy needs that kernels/ does not have (yet): the head permutes
-// around attention and a vocabulary-parallel softmax cross-entropy. Same conventions as
+// around attention, a vocabulary-parallel softmax cross-entropy, and packing scattered
+// elements into one message. Same conventions as
 // kernels/*.hpp (templates on the execution space, labelled launches); their counts are
 // in kernels/counts.hpp with every other kernel's, where models/train_plan.cpp finds them.
 #include <cstdint>
@@ -33,6 +34,22 @@ using kernels::cross_entropy_sum_bytes;
 using kernels::cross_entropy_sum_flops;
 using kernels::family_of;
 using kernels::heads_permute_bytes;
+
+// ---- packing ---------------------------------------------------------------------------
+// to[i] = from[index[i]] (pack) and its inverse (unpack): scattered elements gathered into
+// one message and back. Counted as the STREAM copy they are (the index read aside).
+template <class Exec, class Index, class Scalar>
+void pack_elements(const Exec& exec, Index index, const Scalar* from, Scalar* to) {
+  Kokkos::parallel_for(
+      "sextant::train::pack", Kokkos::RangePolicy<Exec>(exec, 0, index.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t i) { to[i] = from[index(i)]; });
+}
+template <class Exec, class Index, class Scalar>
+void unpack_elements(const Exec& exec, Index index, const Scalar* from, Scalar* to) {
+  Kokkos::parallel_for(
+      "sextant::train::unpack", Kokkos::RangePolicy<Exec>(exec, 0, index.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t i) { to[index(i)] = from[i]; });
+}
 
 // ---- head permutes ---------------------------------------------------------------------
 // split_heads: [b * S, G * Al * D] (token-major, as the QKV GEMM writes it) to

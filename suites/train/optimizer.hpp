@@ -4,11 +4,15 @@
 // for the blocks: the memory ZeRO saves), with ZeRO-1 each block followed by an
 // allgather that gives every dp rank the updated bucket (ZeRO-3 gathers a unit before
 // each use instead). Then the gradients are cleared for the next step's accumulation.
+// With sequence parallelism the step starts by summing the replicated parameters'
+// gradients over tp (each rank's covers its tokens only): packed, one allreduce, unpacked.
 #include <string>
 
 #include "kernels/adamw.hpp"
 #include "kernels/stream.hpp"
+#include "kernels/counts.hpp"
 #include "suites/train/dp_sync.hpp"
+#include "suites/train/ops.hpp"
 #include "suites/train/proxy.hpp"
 
 namespace sextant::train {
@@ -19,7 +23,7 @@ class OptimizerStep {
   OptimizerStep(const model::TrainConfig& c, const TrainRunOptions& o, ParamStore<S>& store, DpSync<S>& dp,
                 const Layout& layout, Recorder& rec)
       : adamw_(c.optimizer == model::Optimizer::adamw), store_(store), dp_(dp), comm_(layout.dp_comm),
-        dp_size_(layout.dp), wait_(o.wait), rec_(rec) {
+        dp_size_(layout.dp), tp_comm_(layout.tp_comm), tp_size_(layout.tp), wait_(o.wait), rec_(rec) {
     hp_.lr = o.lr;
     hp_.beta1 = o.beta1;
     hp_.beta2 = o.beta2;
@@ -30,11 +34,23 @@ class OptimizerStep {
       m_ = V1<S>("sextant::train::adam_m", n);
       v_ = V1<S>("sextant::train::adam_v", n);
     }
+    if (c.sp) {
+      const FlatLayout& f = store.layout();
+      std::vector<std::int64_t> where;
+      for (std::size_t i = 0; i < f.specs.size(); ++i)
+        if (model::replicated_over_tp(f.specs[i].name))
+          for (std::int64_t e = 0; e < f.specs[i].local_size(layout.tp); ++e) where.push_back(f.offsets[i] + e);
+      sp_index_ = Kokkos::View<std::int64_t*, Mem>("sextant::train::sp_index", where.size());
+      Kokkos::deep_copy(sp_index_, Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                                       where.data(), where.size()));
+      sp_grads_ = V1<S>("sextant::train::sp_grads", where.size());
+    }
   }
 
   void step(int t) {  // t >= 1
     hp_.step = t;
     rec_.set_pass(Pass::optimizer);
+    if (sp_index_.extent(0) > 0) sum_replicated_grads();
     S* p = store_.params().data();
     if (dp_.sharded()) {
       std::int64_t moment = 0;
@@ -61,6 +77,25 @@ class OptimizerStep {
   }
 
  private:
+  void sum_replicated_grads() {
+    const std::int64_t n = sp_index_.extent(0);
+    S* g = store_.grads().data();
+    auto copy = [&](const char* name, auto&& run) {
+      rec_.compute(run, [&] {
+        return model::ComputeOp{name, std::string(kernels::family_of("stream_copy")), kv({{"n", n}}), 0,
+                                kernels::stream_bytes(kernels::StreamOp::copy, double(n), sizeof(S)), "stream_copy", {}};
+      });
+    };
+    copy("optimizer.sp_grads", [&] { pack_elements(exec_, sp_index_, g, sp_grads_.data()); });
+    rec_.comm(
+        CommKind::tp,
+        [&] { allreduce(MPI_IN_PLACE, sp_grads_.data(), int(n), mpi_type<S>(), MPI_SUM, tp_comm_, wait_); },
+        [&] {
+          return model::CommOp{"optimizer.sp_grads.tp_allreduce", model::Traffic::tp, "allreduce", double(n) * sizeof(S), tp_size_};
+        });
+    copy("optimizer.sp_grads.unpack", [&] { unpack_elements(exec_, sp_index_, sp_grads_.data(), g); });
+  }
+
   void update(const std::string& name, U1<S> p, U1<S> g, std::int64_t moment) {
     const std::int64_t n = p.extent(0);
     if (adamw_) {
@@ -92,10 +127,14 @@ class OptimizerStep {
   DpSync<S>& dp_;
   MPI_Comm comm_;
   int dp_size_;
+  MPI_Comm tp_comm_;
+  int tp_size_;
   WaitMode wait_;
   Recorder& rec_;
   kernels::AdamWParams hp_;
   V1<S> m_, v_;
+  Kokkos::View<std::int64_t*, Mem> sp_index_;  // sp: where the replicated parameters' gradients lie
+  V1<S> sp_grads_;
 };
 
 }  // namespace sextant::train

@@ -20,7 +20,7 @@ namespace sextant::train {
 namespace {
 
 // One configuration in `predict --train`'s spelling, named for its layout
-// ("dp2_zero3.custom", "tp2_pp2_1f1b_recompute_full.custom").
+// ("dp2_zero3.custom", "tp2_sp_pp2_1f1b_recompute_full.custom").
 SweepEntry given_configuration(int ranks, const PipelineOptions& o) {
   if (!o.configs.empty() || !o.model_sizes.empty() || !o.recompute.empty())
     throw UsageError("--train gives the one configuration to run: leave out --configs, --model-sizes and --recompute");
@@ -30,8 +30,10 @@ SweepEntry given_configuration(int ranks, const PipelineOptions& o) {
     throw UsageError("--train: dp x tp x pp = " + std::to_string(c.ranks()) + ", but the run has " + std::to_string(ranks) +
                      " ranks");
   if (o.train.find("dense=") == std::string::npos) c.dense = o.dense.empty() ? default_dense_path() : model::parse_dense_path(o.dense);
-  for (auto [key, n] : {std::pair{"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp}})
+  for (auto [key, n] : {std::pair{"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp}}) {
     if (n > 1) e.name += (e.name.empty() ? "" : "_") + std::string(key) + std::to_string(n);
+    if (key == std::string("tp") && c.sp) e.name += "_sp";
+  }
   if (c.pp > 1) e.name += c.schedule == model::Schedule::gpipe ? "_gpipe" : "_1f1b";
   if (c.zero > 0 && c.dp > 1) e.name += "_zero" + std::to_string(c.zero);
   if (c.recompute != model::Recompute::none) e.name += std::string("_recompute_") + model::to_string(c.recompute);
@@ -130,18 +132,34 @@ void add_plan_sizes(const std::vector<SweepEntry>& sweep, comm::Options& comm) {
 // idle, and DP's buckets one right behind another; OSU's back-to-back timing is the
 // second form only. Across TCP hosts the two differ (a 2-rank 256 KiB allreduce at
 // 200 us one-way: 6.5 ms back to back, 4.7 ms after idle; 16 KiB allgathers 0.19 and
-// 0.08 ms), so the plans' collectives are measured again at their sizes, each call
-// after an idle gap as long as itself: the `~isolated` form (models/collectives.hpp),
-// which the step predictor costs a collective issued after compute by.
+// 0.08 ms), so the plans' collectives are measured again, each call after an idle gap
+// as long as itself: the `~isolated` form (models/collectives.hpp), which the step
+// predictor costs a collective issued after compute by.
+// - The ranks of a step enter such a collective together (the same compute after the
+//   same collective), so its start is synchronised by window, not by a barrier, whose
+//   release reaches the ranks one message apart: a 2-rank allgather of 8 KiB at 200 us
+//   one-way took 0.41-0.52 ms after a barrier, 0.25-0.27 ms in a window and 0.28 ms in
+//   the step (an allreduce, two exchanges, ~0.53 ms either way).
+// - At the plans' sizes and the sweep's between them (one step beyond each end): the
+//   fit's segments bend where the transport changes protocol (there, allgathers of 16 and
+//   32 KiB took 0.27 and 1.4 ms), and a line through three plan sizes alone missed the
+//   middle one by 40%.
 comm::Outcome measure_isolated_collectives(Runtime& rt, const comm::Options& back_to_back, ResultsFile* results,
                                            JsonResults* json) {
   comm::Options o = back_to_back;
   o.gap = comm::gap_as_long_as_the_operation;
+  o.sync = comm::SyncMode::window;
   o.extra_sizes_only = true;
   o.benchmarks.clear();
   for (const auto& name : back_to_back.benchmarks) {
     const comm::Benchmark* b = comm::find_benchmark(name);
-    if (b && b->family == comm::Family::collective && o.extra_sizes.count(name)) o.benchmarks.push_back(name);
+    auto plan = o.extra_sizes.find(name);
+    if (!b || b->family != comm::Family::collective || plan == o.extra_sizes.end() || plan->second.empty()) continue;
+    o.benchmarks.push_back(name);
+    const auto [lo, hi] = std::minmax_element(plan->second.begin(), plan->second.end());
+    const ByteRange around{std::max<std::uint64_t>(1, std::uint64_t(*lo / o.factor)), std::uint64_t(*hi * o.factor)};
+    for (auto bytes : geometric_sizes(o.sizes, o.factor))
+      if (bytes >= around.min && bytes <= around.max) plan->second.push_back(bytes);
   }
   if (o.benchmarks.empty()) return {};
   return comm::run_comm_suite(rt, o, results, json);

@@ -178,7 +178,7 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
 
   TokenMatrix rows("sextant::train::rows", M, T), targets("sextant::train::targets", M, T);
   stage.set_data(rows, targets);
-  const std::int64_t act = T * c.hidden;
+  const std::int64_t act = stage.tokens() * c.hidden;  // a pipeline message: the stage's tokens (T / tp with sp)
   const int vocab_shard = c.vocab / c.tp;
 
   TrainResult result;

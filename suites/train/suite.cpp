@@ -173,6 +173,7 @@ struct Baseline {
 // The layout-independent part of a configuration: what its baseline trains.
 model::TrainConfig single_rank(model::TrainConfig c) {
   c.dp = c.tp = c.pp = 1;
+  c.sp = false;
   c.zero = 0;
   c.overlap_dp = false;
   c.schedule = model::TrainConfig{}.schedule;  // one stage: no pipeline to schedule
@@ -236,6 +237,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
     int dp, tp, pp;
     model::Schedule schedule;
     int zero = 0;
+    bool sp = false;
   };
   std::vector<Strategy> strategies;
   using model::Schedule;
@@ -243,6 +245,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
   else
     strategies = {{"dp", ranks, 1, 1, Schedule::one_f_one_b},
                   {"tp", 1, ranks, 1, Schedule::one_f_one_b},
+                  {"tp_sp", 1, ranks, 1, Schedule::one_f_one_b, 0, true},
                   {"pp_gpipe", 1, 1, ranks, Schedule::gpipe},
                   {"pp_1f1b", 1, 1, ranks, Schedule::one_f_one_b},
                   {"fsdp", ranks, 1, 1, Schedule::one_f_one_b, 3}};
@@ -259,6 +262,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
       e.config.pp = s.pp;
       e.config.schedule = s.schedule;
       e.config.zero = s.zero;
+      e.config.sp = s.sp;
       e.config.dense = default_dense_path();
       // One global batch per model size, whatever the layout: every layout of a size
       // trains the same model on the same data, so their loss curves must agree (the
@@ -427,6 +431,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       g.set_attr("schedule", c.schedule == model::Schedule::gpipe ? "gpipe" : "1f1b");
       g.set_attr("dtype", c.dtype);
       g.set_attr("recompute", model::to_string(c.recompute));
+      g.set_attr("sp", std::int64_t{c.sp});
       g.set_attr("zero", std::int64_t{c.dp > 1 ? c.zero : 0});
       g.set_attr("oversubscribed", std::int64_t{rt.oversubscribed()});
       g.set_attr("measured_median", row.measured);

@@ -16,13 +16,13 @@ expect_rc 0 timeout 400 mpiexec.mpich -n 2 "$sextant" run --suite train --quick 
 echo "$out" | tail -12
 echo "train --quick: $(( $(date +%s) - start )) s"
 grep -qE '^median \|error\| [0-9.]+%  max \|error\| [0-9.]+%$' <<<"$out" || fail "no summary line"
-for c in dp2 tp2 pp_gpipe2 pp_1f1b2 fsdp2; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
+for c in dp2 tp2 tp_sp2 pp_gpipe2 pp_1f1b2 fsdp2; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
 "$python" - "$output" "${output%.h5}.json" "${output%.h5}" "$work/stdout" <<'PY'
 import csv, json, sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 printed = open(sys.argv[4]).read()  # the run's standard output
 train = f["train"]
-assert len(train) == 10, list(train)
+assert len(train) == 12, list(train)
 # The --json document: every configuration with the file's step times, prediction and
 # error; the collectives and kernels the run measured for its model, as in the file.
 doc = json.load(open(sys.argv[2]))

@@ -194,12 +194,14 @@ TEST(TrainPlan, MegatronAllreducesTwoPerLayerEachWay) {
   }
 }
 
-// A collective that serves an op follows it and is named after it; ZeRO-3's gathers come
-// right before their unit's first op. `after` says where each is issued, in order.
+// A collective that serves an op follows it and is named after it; ZeRO-3's gathers and
+// sequence parallelism's gathers of a layer's output gradient come right before their
+// unit's first op. `after` says where each is issued, in order.
 TEST(TrainPlan, CommOpsFollowTheComputeOpTheyAreNamedAfter) {
-  for (int zero : {0, 3}) {
+  for (int zero : {0, 3, -1}) {  // -1: sequence parallelism
     auto c = small(2, 2, 2);
-    c.zero = zero;
+    c.zero = std::max(zero, 0);
+    c.sp = zero < 0;
     auto p = plan_step(c);
     std::size_t gathers = 0;
     for (const auto& st : p.stages)
@@ -212,10 +214,13 @@ TEST(TrainPlan, CommOpsFollowTheComputeOpTheyAreNamedAfter) {
             ++position;
           }
           const std::string base = op.name.substr(0, op.name.rfind('.'));
-          if (op.name.size() > 17 && op.name.compare(op.name.size() - 17, 17, ".params.allgather") == 0) {
+          const std::string before_unit = op.name.ends_with(".params.allgather") ? ".params.allgather"
+                                          : op.name.ends_with(".dy.tp_allgather") ? ".dy.tp_allgather"
+                                                                                  : "";
+          if (!before_unit.empty()) {
             ++gathers;
             ASSERT_LT(position, ph->compute.size()) << op.name;
-            const std::string unit = op.name.substr(0, op.name.size() - 17);
+            const std::string unit = op.name.substr(0, op.name.size() - before_unit.size());
             EXPECT_EQ(ph->compute[position].name.rfind(unit + ".", 0), 0u) << op.name << " before "
                                                                           << ph->compute[position].name;
           } else {
@@ -223,8 +228,83 @@ TEST(TrainPlan, CommOpsFollowTheComputeOpTheyAreNamedAfter) {
           }
         }
       }
-    EXPECT_EQ(gathers > 0, zero == 3);
+    EXPECT_EQ(gathers > 0, zero != 0);
   }
+}
+
+// Sequence parallelism (Megatron's): each [T, H] allreduce over tp becomes a
+// reduce-scatter into the ranks' T / tp tokens at the same place, and an allgather of
+// the tokens comes before each GEMM that reads every token (after each norm forward; of
+// the output gradient and the residual's in backward): per rank the bytes on the wire are
+// those of the allreduces. The norms, residual adds and pipeline messages shrink by tp,
+// the GEMMs do not; the replicated parameters' gradients are summed over tp once a step.
+TEST(TrainPlan, SequenceParallelismTradesEachAllreduceForAReduceScatterAndAnAllgather) {
+  const TrainConfig base = small(1, 2, 2);
+  TrainConfig c = base;
+  c.sp = true;
+  const double s = 4, act = double(c.micro_batch) * c.seq * c.hidden * s, block = act / c.tp;
+  const auto plain = plan_step(base), p = plan_step(c);
+  double allreduced = 0, moved = 0, replicated = 0;
+  for (std::size_t k = 0; k < p.stages.size(); ++k) {
+    const StagePlan &b = plain.stages[k], &st = p.stages[k];
+    std::map<std::string, std::string> reduce_after;  // where the plain plan allreduces a [T, H]
+    for (const Phase* ph : {&b.forward, &b.backward})
+      for (const auto& op : ph->comm)
+        if (op.bytes == act) allreduced += op.bytes, reduce_after[op.after] = op.name;
+    std::size_t scattered = 0;
+    for (const Phase* ph : {&st.forward, &st.backward})
+      for (const auto& op : ph->comm) {
+        EXPECT_EQ(op.traffic, Traffic::tp);
+        if (op.collective == "allreduce") {  // the cross-entropy's statistics only
+          EXPECT_NE(op.name.find(".ce_"), std::string::npos) << op.name;
+          continue;
+        }
+        EXPECT_DOUBLE_EQ(op.bytes, block) << op.name;
+        moved += op.bytes * c.tp;
+        if (op.collective == "reduce_scatter") {
+          ++scattered;
+          ASSERT_TRUE(reduce_after.count(op.after)) << op.name << " where the plain plan reduces nothing";
+          EXPECT_EQ(op.name.substr(0, op.name.rfind('.')), reduce_after[op.after].substr(0, reduce_after[op.after].rfind('.')));
+        } else {
+          EXPECT_EQ(op.collective, "allgather") << op.name;
+        }
+      }
+    EXPECT_EQ(scattered, reduce_after.size());
+    for (int l = st.layers_first; l < st.layers_first + st.layers_count; ++l) {
+      const std::string L = "layer" + std::to_string(l) + ".";
+      std::vector<std::string> fwd, bwd;
+      for (const auto& op : st.forward.comm)
+        if (op.name.starts_with(L)) fwd.push_back(op.name);
+      for (const auto& op : st.backward.comm)
+        if (op.name.starts_with(L)) bwd.push_back(op.name);
+      EXPECT_EQ(fwd, (std::vector<std::string>{L + "ln1.tp_allgather", L + "attn_out.tp_reduce_scatter",
+                                                L + "ln2.tp_allgather", L + "fc2.tp_reduce_scatter"}));
+      EXPECT_EQ(bwd, (std::vector<std::string>{L + "dy.tp_allgather", L + "fc1.dgrad.tp_reduce_scatter",
+                                                L + "residual2.backward.tp_allgather", L + "qkv.dgrad.tp_reduce_scatter"}));
+    }
+    for (const Phase* ph : {&st.forward, &st.backward}) {
+      const Phase& q = ph == &st.forward ? b.forward : b.backward;
+      double norms = 0, plain_norms = 0;
+      for (const auto& op : ph->compute) norms += op.kernel.starts_with("layernorm_") ? op.flops : 0;
+      for (const auto& op : q.compute) plain_norms += op.kernel.starts_with("layernorm_") ? op.flops : 0;
+      EXPECT_DOUBLE_EQ(norms, plain_norms / c.tp);
+      EXPECT_DOUBLE_EQ(sum_flops(*ph, "gemm") + sum_flops(*ph, "vendor_gemm"),
+                       sum_flops(q, "gemm") + sum_flops(q, "vendor_gemm"));
+    }
+    for (const CommOp* op : {&st.send_activation, &st.send_gradient})
+      if (!op->name.empty()) EXPECT_DOUBLE_EQ(op->bytes, block) << op->name;
+    ASSERT_EQ(st.optimizer.comm.size(), 1u);
+    EXPECT_EQ(st.optimizer.comm[0].name, "optimizer.sp_grads.tp_allreduce");
+    EXPECT_EQ(st.optimizer.comm[0].after, "optimizer.sp_grads");  // the pack
+    replicated += st.optimizer.comm[0].bytes / s;
+  }
+  EXPECT_DOUBLE_EQ(moved, 2 * allreduced);  // an allreduce moves twice what a reduce-scatter or an allgather does
+  EXPECT_DOUBLE_EQ(replicated, replicated_parameters(c));
+  EXPECT_LT(step_working_set_bytes(p, 0), step_working_set_bytes(plain, 0));
+  EXPECT_TRUE(parse_train_config("tp=2,sp=1").sp);
+  EXPECT_THROW(parse_train_config("sp=1"), sextant::UsageError);                           // no tp to split over
+  EXPECT_THROW(parse_train_config("tp=2,sp=1,micro_batch=1,seq=15"), sextant::UsageError);  // 15 tokens over 2
+  EXPECT_THROW(parse_train_config("dp=2,tp=2,sp=1,zero=1,global_batch=8"), sextant::UsageError);
 }
 
 // ZeRO-3: each unit (a layer; the head with the final norm; the embedding) is one bucket,
@@ -343,7 +423,9 @@ TEST(TrainPlan, BucketsHoldWholeParametersUpToTheBucketSize) {
 // whole, each layer's forward writes its slot's output, and backward reads only what a
 // forward of the same stage wrote, a workspace or a parameter.
 TEST(TrainPlan, OperandsNameEveryParameterAndActivation) {
-  for (auto c : {small(1, 1, 1), small(2, 2, 2), small(2, 4, 1)}) {
+  TrainConfig sp = small(2, 2, 2);
+  sp.sp = true;
+  for (auto c : {small(1, 1, 1), small(2, 2, 2), small(2, 4, 1), sp}) {
     const auto plan = plan_step(c);
     const double s = 4;
     for (const auto& st : plan.stages) {
@@ -392,7 +474,9 @@ TEST(TrainPlan, OperandsNameEveryParameterAndActivation) {
 TEST(TrainPlan, CountsAreTheKernelsOwn) {
   namespace k = sextant::kernels;
   namespace t = sextant::train;
-  for (auto c : {small(1, 1, 1), small(2, 2, 2), small(2, 4, 1)}) {
+  TrainConfig sp = small(1, 2, 2);
+  sp.sp = true;
+  for (auto c : {small(1, 1, 1), small(2, 2, 2), small(2, 4, 1), sp}) {
     for (std::string dtype : {"float32", "float64"}) {
       c.dtype = dtype;
       c.zero = c.dp > 1 ? 3 : 0;
@@ -433,6 +517,9 @@ TEST(TrainPlan, CountsAreTheKernelsOwn) {
         } else if (kn == "stream_add") {
           f = k::stream_flops(k::StreamOp::add, d["n"]);
           b = k::stream_bytes(k::StreamOp::add, d["n"], s);
+        } else if (kn == "stream_copy") {
+          f = k::stream_flops(k::StreamOp::copy, d["n"]);
+          b = k::stream_bytes(k::StreamOp::copy, d["n"], s);
         } else if (kn == "stream_triad") {
           f = k::stream_flops(k::StreamOp::triad, d["n"]);
           b = k::stream_bytes(k::StreamOp::triad, d["n"], s);

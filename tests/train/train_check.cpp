@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
     if (c.ranks() > 1 || c.recompute != model::Recompute::none) {
       model::TrainConfig one = c;
       one.dp = one.tp = one.pp = 1;
+      one.sp = false;
       one.recompute = model::Recompute::none;  // recomputation changes when, not what, a step computes
       one.zero = 0;
       std::vector<double> reference(result.loss.size());
