@@ -640,11 +640,9 @@ StepPlan plan_step(const TrainConfig& config) {
     PhaseBuilder o(st.optimizer, d);
     if (config.sp) {  // the replicated parameters' gradients, summed over tp (packed into one message)
       double n = 0;
-      for (const auto& [param, elements] : params)
-        if (replicated_over_tp(param)) n += elements;
       std::vector<std::pair<std::string, double>> grads;
       for (const auto& [param, elements] : params)
-        if (replicated_over_tp(param)) grads.push_back({"g:" + param, elements});
+        if (replicated_over_tp(param)) grads.push_back({"g:" + param, elements}), n += elements;
       auto copy = [&](const std::string& name) {
         o.op(name, "stream_copy", kv({{"n", (long long)n}}), 0, kernels::stream_bytes(StreamOp::copy, n, d.s), {});
         for (const auto& [tensor, elements] : grads) st.optimizer.compute.back().operands.push_back({tensor, elements * d.s});

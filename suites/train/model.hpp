@@ -88,9 +88,10 @@ class Stage {
   Stage(const model::TrainConfig& c, const Layout& layout, Recorder& rec, ParamStore<S>& store, int slots,
         int layers_first, int layers_count, WaitMode wait)
       : rec_(rec), store_(store), wait_(wait), dense_(c.dense), recompute_(c.recompute), tp_comm_(layout.tp_comm), tp_(c.tp),
-        tp_rank_(layout.tp_rank), first_(layout.first_stage()), last_(layout.last_stage()), sp_(c.sp), b_(c.micro_batch), S_(c.seq), H_(c.hidden),
-        T_(b_ * S_), Tl_(sp_ ? T_ / c.tp : T_), tok0_(sp_ ? Tl_ * layout.tp_rank : 0), Hl_(c.hidden / c.tp), Al_(c.heads / c.tp), D_(c.hidden / c.heads), Fl_(4LL * c.hidden / c.tp),
-        Vl_(c.vocab / c.tp), Vrows_(Vl_ + (c.tp > 1 ? 1 : 0)), BH_(b_ * Al_),
+        tp_rank_(layout.tp_rank), first_(layout.first_stage()), last_(layout.last_stage()), sp_(c.sp),
+        b_(c.micro_batch), S_(c.seq), H_(c.hidden), T_(b_ * S_), Tl_(sp_ ? T_ / c.tp : T_),
+        tok0_(sp_ ? Tl_ * layout.tp_rank : 0), Hl_(c.hidden / c.tp), Al_(c.heads / c.tp), D_(c.hidden / c.heads),
+        Fl_(4LL * c.hidden / c.tp), Vl_(c.vocab / c.tp), Vrows_(Vl_ + (c.tp > 1 ? 1 : 0)), BH_(b_ * Al_),
         scale_(S(1 / std::sqrt(double(D_)))) {
     for (int l = layers_first; l < layers_first + layers_count; ++l) layers_.push_back(bind_layer(l));
     if (first_) {

@@ -5,9 +5,10 @@
     check_search.py SEXTANT MODEL
 
 Truths:
-- the layouts: every (dp, tp, pp, micro-batch, schedule) with dp*tp*pp = N that the
+- the layouts: every (dp, tp, pp, micro-batch, schedule, sp) with dp*tp*pp = N that the
   proxy can run (tp divides heads and vocabulary, pp <= layers, micro-batch x dp divides
-  the global batch; one stage has no schedule to choose), enumerated here from those
+  the global batch; one stage has no schedule to choose; sequence parallelism needs tp > 1
+  and micro-batch x seq tokens divisible by tp), enumerated here from those
   rules: the search must list exactly these, each once;
 - each layout's time: what `sextant predict --train` with that layout prints in its own
   --json (the one predictor, reached through the command line), to 1e-12 relative;
@@ -56,14 +57,15 @@ for tp in divisors(RANKS):
             continue
         for mb in divisors(MODEL["global_batch"] // dp):
             for schedule in (["1f1b"] if pp == 1 else ["1f1b", "gpipe"]):
-                expected.add((dp, tp, pp, mb, schedule))
+                for sp in ([False, True] if tp > 1 and mb * MODEL["seq"] % tp == 0 else [False]):
+                    expected.add((dp, tp, pp, mb, schedule, sp))
 
 doc = predict_json("--train", train_text(), "--search", str(RANKS))
 if doc.get("schema") != "sextant.prediction" or doc.get("kind") != "layout_search" or doc.get("schema_version") != 1:
     errors.append(f"document header {doc.get('schema')} {doc.get('kind')} {doc.get('schema_version')}")
 layouts = doc["layouts"]
-found = [(l["config"]["dp"], l["config"]["tp"], l["config"]["pp"], l["config"]["micro_batch"], l["config"]["schedule"])
-         for l in layouts]
+found = [(l["config"]["dp"], l["config"]["tp"], l["config"]["pp"], l["config"]["micro_batch"], l["config"]["schedule"],
+          l["config"]["sp"]) for l in layouts]
 if len(found) != len(set(found)):
     errors.append("a layout is listed twice")
 if set(found) != expected:
@@ -80,10 +82,10 @@ for l in layouts:
 for l in [layouts[0], layouts[len(layouts) // 2], layouts[-1]]:
     c = l["config"]
     one = predict_json("--train", train_text(dict(dp=c["dp"], tp=c["tp"], pp=c["pp"], micro_batch=c["micro_batch"],
-                                                  schedule=c["schedule"])))
+                                                  schedule=c["schedule"], sp=int(c["sp"]))))
     t = one["prediction"]["step_seconds"]
     if abs(t - l["step_seconds"]) > 1e-12 * t:
-        errors.append(f"dp={c['dp']} tp={c['tp']} pp={c['pp']} mb={c['micro_batch']} {c['schedule']}: "
+        errors.append(f"dp={c['dp']} tp={c['tp']} pp={c['pp']} mb={c['micro_batch']} {c['schedule']} sp={c['sp']}: "
                       f"search says {l['step_seconds']} s, predict --train says {t} s")
 
 # A memory limit between the smallest and the largest working set.
@@ -107,6 +109,7 @@ run("--train", train_text(), "--search", "8", "--ranks-per-node", "2", "--tp-lev
 
 # Bad input: a layout key with --search, --search without --train, no layout at all.
 run("--train", train_text(dict(dp=2)), "--search", "8", want=2)
+run("--train", train_text(dict(sp=1)), "--search", "8", want=2)
 run("--search", "8", want=2)
 p = run("--train", train_text(dict(heads=3, hidden=63, vocab=255)), "--search", "7", want=1)
 if "no layout" not in p.stderr:

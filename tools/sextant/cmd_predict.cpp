@@ -78,9 +78,9 @@ Json predict_train(const std::string& path, const std::string& text, model::Leve
 // --search N: every layout of the --train model on N ranks, fastest first.
 Json search_train(const std::string& path, const std::string& text, int ranks, int top, double memory_limit,
                   const model::LevelMap& levels, int ranks_per_node) {
-  for (const char* key : {"dp=", "tp=", "pp=", "micro_batch=", "schedule="})
+  for (const char* key : {"dp=", "tp=", "pp=", "micro_batch=", "schedule=", "sp="})
     if (text.find(key) != std::string::npos)
-      throw UsageError(std::string("--search chooses dp, tp, pp, micro_batch and schedule: leave ") +
+      throw UsageError(std::string("--search chooses dp, tp, pp, micro_batch, schedule and sp: leave ") +
                        std::string(key).substr(0, std::string(key).size() - 1) + " out of --train");
   auto base = model::parse_train_config(text + (text.empty() ? "" : ",") + "micro_batch=1");
   const auto file = model::read_model_file(path);
@@ -103,7 +103,7 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
               took, where.c_str());
   if (found.layouts.empty()) throw Error("no layout of this model fits " + std::to_string(ranks) + " ranks" +
                                          (found.over_memory ? " within the memory limit" : ""));
-  std::printf("%4s %6s %4s %4s %5s %6s %-8s %12s %9s %9s %9s %9s %9s %11s\n", "rank", "dp", "tp", "pp", "mb", "M",
+  std::printf("%4s %6s %4s %3s %4s %5s %6s %-8s %12s %9s %9s %9s %9s %9s %11s\n", "rank", "dp", "tp", "sp", "pp", "mb", "M",
               "schedule", "step", "compute", "tp comm", "pp comm", "bubble", "dp exp.", "memory/rank");
   Json doc = document("layout_search", path);
   doc["ranks"] = ranks;
@@ -124,7 +124,7 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
       return 0.0;
     };
     if (i < shown)
-      std::printf("%4d %6d %4d %4d %5d %6d %-8s %12s %9s %9s %9s %9s %9s %11s\n", i + 1, c.dp, c.tp, c.pp,
+      std::printf("%4d %6d %4d %3s %4d %5d %6d %-8s %12s %9s %9s %9s %9s %9s %11s\n", i + 1, c.dp, c.tp, c.sp ? "yes" : "-", c.pp,
                   c.micro_batch, c.micro_batches(), model::schedule_name(c.schedule),
                   format_seconds(r.prediction.total).c_str(),
                   format_seconds(part("forward compute") + part("backward compute") + part("optimizer")).c_str(),
