@@ -42,6 +42,11 @@ struct CollectiveAlgorithm {
   // What MPI libraries call it in their algorithm controls (MPICH's names; the comm
   // suite forces them through MPI_T), space-separated.
   std::string_view library_names = "";
+  // The rank counts the library runs it at (nullptr: any). Elsewhere a library that is
+  // asked for it runs its own choice instead (MPICH falls back silently): a forced run
+  // there measured that choice, not this algorithm.
+  bool (*runs_at)(int p) = nullptr;
+  bool runs(int p) const { return !runs_at || runs_at(p); }
 };
 
 // Every algorithm known for an op (empty for ops without a model).
@@ -92,8 +97,9 @@ std::vector<AlgorithmRange> identify_algorithms(std::string_view op, const Link&
 // The same, measured rather than inferred: at each size the library's own choice
 // (`chosen`) is the forced algorithm whose time there was nearest (each forced run as
 // its cost formula and its measured points, at the same sizes). Ranges as above, each
-// calibrated against its algorithm's formula; forced algorithms within 2% of the
-// chosen one's time at every size of a range are its indistinguishable ones.
+// calibrated against its algorithm's formula; forced algorithms within 2% (or within
+// their measurement noise) of the chosen one's time at every size of a range are its
+// indistinguishable ones.
 struct ForcedRun {
   const CollectiveAlgorithm* algorithm = nullptr;
   std::span<const Measured> measured;

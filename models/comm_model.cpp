@@ -2,6 +2,7 @@
 #include "models/model_file.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -163,6 +164,13 @@ AlgorithmFit read_algorithm_fit(const h5::Group& g, const std::string& level, co
   return a;
 }
 
+// The benchmark a forced run forced its algorithm on ("allreduce@ring~isolated" ->
+// "allreduce~isolated"): the run whose choice it measures.
+std::string unforced(const std::string& b) {
+  const std::string plain = b.substr(0, b.find('@'));
+  return is_isolated_form(b) && plain != b ? isolated_form(plain) : plain;
+}
+
 // Is rank count a nearer to want than b? Ties go to the smaller count.
 bool nearer(int a, int b, int want) {
   int da = std::abs(a - want), db = std::abs(b - want);
@@ -282,12 +290,6 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
                        f.fit.segments.back().beta});
   }
 
-  // The benchmark a forced run forced its algorithm on ("allreduce@ring~isolated" ->
-  // "allreduce~isolated"): the run whose choice it measures.
-  const auto unforced = [](const std::string& b) {
-    const std::string plain = b.substr(0, b.find('@'));
-    return is_isolated_form(b) && plain != b ? isolated_form(plain) : plain;
-  };
   // View (b): every collective explained by the algorithms' costs on the pt2pt link;
   // where the run forced the library's algorithms, which one it chose is measured.
   for (std::size_t k = 0; k < m.fits.size(); ++k) {
@@ -297,6 +299,7 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
     const std::string_view forced_name = forced_algorithm(f.benchmark);
     const CollectiveAlgorithm* forced_formula = find_library_algorithm(base_op(f.benchmark), forced_name);
     if (!forced_name.empty() && !forced_formula) continue;  // an algorithm without a cost formula
+    if (forced_formula && !forced_formula->runs(f.ranks)) continue;  // the library ran its own choice
     std::vector<ForcedRun> forced;
     if (!forced_name.empty()) {
       forced.push_back({forced_formula, measured[k]});
@@ -307,7 +310,7 @@ CommModel CommModel::fit_results(const std::string& results_path, const FitOptio
             forced_algorithm(g.benchmark).empty() || unforced(g.benchmark) != f.benchmark)
           continue;
         if (const auto* formula = find_library_algorithm(base_op(g.benchmark), forced_algorithm(g.benchmark)))
-          forced.push_back({formula, measured[j]});
+          if (formula->runs(f.ranks)) forced.push_back({formula, measured[j]});
       }
     }
     AlgorithmFit a;
@@ -410,11 +413,24 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
     throw Error("no model for '" + benchmark + "' at level '" + level + "' with dtype '" + dtype +
                 "' (the model has: " + have + ")");
   }
+  const CollectiveAlgorithm* forced = find_library_algorithm(base_op(benchmark), forced_algorithm(benchmark));
+  if (forced && !forced->runs(ranks) && find(unforced(benchmark), level, dtype, ranks)) {
+    // Asked for an algorithm it does not run at this p, the library runs its own choice.
+    Prediction own = predict(unforced(benchmark), bytes, ranks, level, dtype);
+    own.note = std::string(forced->name) + " does not run at " + std::to_string(ranks) +
+               " ranks: the library runs its own choice there. " + own.note;
+    return own;
+  }
   Prediction p;
+  // The algorithm view from the fitted rank count nearest to `ranks` on the same side of
+  // the powers of two where there is one: libraries choose (and fold their algorithms)
+  // by whether p is a power of two, so p = 3 tells more about 5..7 than p = 4 does.
   const AlgorithmFit* algo = nullptr;
+  auto same_kind = [&](int q) { return std::has_single_bit(static_cast<unsigned>(q)) == std::has_single_bit(static_cast<unsigned>(ranks)); };
   for (const auto& a : algorithms)
     if (a.benchmark == benchmark && a.level == level && a.dtype == f->dtype &&
-        (!algo || nearer(a.ranks, algo->ranks, ranks)))
+        (!algo || (same_kind(a.ranks) && !same_kind(algo->ranks)) ||
+         (same_kind(a.ranks) == same_kind(algo->ranks) && nearer(a.ranks, algo->ranks, ranks))))
       algo = &a;
   const CommFit* pt2pt = link(level);
 
@@ -430,10 +446,15 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
     // Algorithms the fitted p could not tell apart (at p = 2 ring, recursive doubling
     // and Bruck all take one step) part ways at other p: the library is taken to run
     // the cheapest of them there, as MPI libraries choose by cost (allgather at 4
-    // namespace hosts: ring said 3 latencies, +33%; recursive doubling 2).
+    // namespace hosts: ring said 3 latencies, +33%; recursive doubling 2). One it does
+    // not run at this p is replaced by the cheapest it does.
+    std::vector<const CollectiveAlgorithm*> others;
     for (const auto& name : r.indistinguishable)
-      if (const CollectiveAlgorithm* other = find_algorithm(base_op(benchmark), name))
-        if (CostTerms oc = other->cost(link, n, ranks); oc.total() < c.total()) alg = other, c = oc;
+      if (const CollectiveAlgorithm* other = find_algorithm(base_op(benchmark), name)) others.push_back(other);
+    if (!alg->runs(ranks)) others = algorithms_for(base_op(benchmark)), c = {}, alg = nullptr;
+    for (const CollectiveAlgorithm* other : others)
+      if (other->runs(ranks))
+        if (CostTerms oc = other->cost(link, n, ranks); !alg || oc.total() < c.total()) alg = other, c = oc;
     p.view = View::algorithm;
     p.algorithm = std::string(alg->name);
     p.calibration = r.calibration;

@@ -77,6 +77,47 @@ TEST(CollectiveCosts, BinomialBcastFollowsTheTreesCriticalPath) {
     EXPECT_LE(cost("bcast", "binomial", n, p), std::ceil(std::log2(p)) * (alpha + n * beta) * (1 + 1e-12)) << p;
 }
 
+// Away from powers of two the schedules' slowest rank, worked by hand from MPICH's
+// schedules (zero bytes: latencies only), and what namespace hosts at 500 us measured
+// (latencies of the slowest rank, in one-way ping-pong times): recursive doubling 2,
+// 3.1, 3.4, 4.3, 3.6 at p = 3, 5, 6, 7, 8; binomial reduce 1, 2, 2, 2, 2, 3 at p = 3..8.
+TEST(CollectiveCosts, SchedulesTakeTheSlowestRanksPath) {
+  auto latencies = [](const char* op, const char* alg, int p) { return cost(op, alg, 0, p) / alpha; };
+  // p = 5: rank 0 folds into 1 (1), 1 exchanges with 2 and 3 as its data comes, and the
+  // result reaches 0 at 3; rank 4's partner 2 sent at 1: also 3. p = 7: 3 and 6 finish
+  // their second exchange at 3, and 3's result reaches 2 at 4.
+  const double rd[] = {0, 0, 1, 2, 2, 3, 3, 4, 3};
+  for (int p = 2; p <= 8; ++p)
+    EXPECT_NEAR(latencies("allreduce", "recursive_doubling", p), rd[p], 1e-9) << "allreduce rd p=" << p;
+  // A binomial reduce's leaves send at once: the depth of the tree is what waits.
+  const double red[] = {0, 0, 1, 1, 2, 2, 2, 2, 3};
+  for (int p = 2; p <= 8; ++p) EXPECT_NEAR(latencies("reduce", "binomial", p), red[p], 1e-9) << "reduce p=" << p;
+  // Folding in and out costs two messages in the path at most, never fewer rounds than
+  // the power of two below.
+  for (int p = 3; p <= 64; ++p)
+    for (const char* alg : {"recursive_doubling", "rabenseifner"}) {
+      const int below = 1 << static_cast<int>(std::floor(std::log2(p)));
+      EXPECT_GE(cost("allreduce", alg, 4096, p), cost("allreduce", alg, 4096, below) * (1 - 1e-12)) << alg << p;
+      EXPECT_LE(latencies("allreduce", alg, p), latencies("allreduce", alg, below) + 2 + 1e-9) << alg << p;
+    }
+}
+
+// A forced algorithm the library runs only at powers of two is its own choice elsewhere.
+TEST(CollectiveCosts, RestrictedAlgorithmsSayWhereTheyRun) {
+  const CollectiveAlgorithm* a = find_library_algorithm("bcast", "sched_scatter_recursive_doubling_allgather");
+  ASSERT_NE(a, nullptr);
+  EXPECT_TRUE(a->runs(4));
+  EXPECT_TRUE(a->runs(8));
+  EXPECT_FALSE(a->runs(3));
+  EXPECT_FALSE(a->runs(6));
+  const CollectiveAlgorithm* binomial = find_library_algorithm("bcast", "sched_binomial");
+  ASSERT_NE(binomial, nullptr);
+  EXPECT_TRUE(binomial->runs(7));
+  // Every block posted at once: one latency, whatever p.
+  EXPECT_NEAR(cost("alltoall", "all_at_once", 0, 7) / alpha, 1, 1e-9);
+  EXPECT_EQ(find_library_algorithm("alltoall", "sched_permuted_sendrecv"), find_algorithm("alltoall", "all_at_once"));
+}
+
 TEST(CollectiveCosts, BusBandwidthFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(busbw_factor("allreduce", 8), 2.0 * 7 / 8);
   for (const char* op : {"allgather", "reduce_scatter", "alltoall", "gather", "scatter"})

@@ -186,6 +186,55 @@ TEST(CommModel, IndistinguishableAlgorithmsPartWaysAtOtherRankCounts) {
   EXPECT_NE(p.note.find("indistinguishable"), std::string::npos) << p.note;
 }
 
+// MPI libraries choose, and fold their algorithms, by whether p is a power of two. An
+// allreduce that is recursive doubling at 3 ranks and Rabenseifner's at 4 (forced runs
+// beside each, as `run --algorithms` measures them) is predicted recursive doubling at
+// 6 and Rabenseifner's at 8. A bcast that is binomial at 3 and scatter + allgather at 4
+// (at 3 the forced scatter + allgather is the library's own binomial, MPICH's fallback)
+// likewise, and the forced one at 6 is the library's choice there.
+TEST(CommModel, OtherRankCountsTakeTheChoiceOfTheirKind) {
+  using sextant::model::find_algorithm;
+  static sextant::model::PiecewiseFit truth;
+  truth.segments = {sextant::model::Segment{}, sextant::model::Segment{}};
+  truth.segments[0].hi_bytes = 32 * KiB, truth.segments[0].alpha = 0.5e-6, truth.segments[0].beta = 1 / 5e9;
+  truth.segments[1].lo_bytes = 32 * KiB, truth.segments[1].hi_bytes = 1e12;
+  truth.segments[1].alpha = 12e-6, truth.segments[1].beta = 1 / 10e9;
+  auto cost = [](const char* op, const char* alg, int p) -> std::function<double(double)> {
+    return [op, alg, p](double n) { return find_algorithm(op, alg)->cost({&truth, 0}, n, p).total(); };
+  };
+  auto bcast = [&](const char* alg, int p) { return cost("bcast", alg, p); };
+  auto allreduce = [&](const char* alg, int p) { return cost("allreduce", alg, p); };
+  const std::string srda = "bcast@sched_scatter_recursive_doubling_allgather";
+  auto m = CommModel::fit_results(write_results(
+      "kinds.h5", {{"world", "pingpong", "byte", 2, 1, 1.0, false, pingpong_time},
+                   {"world", "bcast", "float32", 3, 1, 1.0, false, bcast("binomial", 3)},
+                   {"world", "bcast@sched_binomial", "float32", 3, 1, 1.0, false, bcast("binomial", 3)},
+                   {"world", srda, "float32", 3, 1, 1.0, false, bcast("binomial", 3)},
+                   {"world", "bcast", "float32", 4, 1, 1.0, false, bcast("scatter_allgather", 4)},
+                   {"world", "bcast@sched_binomial", "float32", 4, 1, 1.0, false, bcast("binomial", 4)},
+                   {"world", srda, "float32", 4, 1, 1.0, false, bcast("scatter_allgather", 4)},
+                   {"world", "allreduce", "float32", 3, 1, 2.0, false, allreduce("recursive_doubling", 3)},
+                   {"world", "allreduce@sched_recursive_doubling", "float32", 3, 1, 2.0, false, allreduce("recursive_doubling", 3)},
+                   {"world", "allreduce@sched_reduce_scatter_allgather", "float32", 3, 1, 2.0, false, allreduce("rabenseifner", 3)},
+                   {"world", "allreduce", "float32", 4, 1, 2.0, false, allreduce("rabenseifner", 4)},
+                   {"world", "allreduce@sched_recursive_doubling", "float32", 4, 1, 2.0, false, allreduce("recursive_doubling", 4)},
+                   {"world", "allreduce@sched_reduce_scatter_allgather", "float32", 4, 1, 2.0, false, allreduce("rabenseifner", 4)}}));
+  const double n = 256 * KiB;
+  EXPECT_EQ(m.predict("allreduce", n, 6, "world", "float32").algorithm, "recursive_doubling");
+  EXPECT_EQ(m.predict("allreduce", n, 8, "world", "float32").algorithm, "rabenseifner");
+  auto at6 = m.predict("bcast", n, 6, "world", "float32");
+  EXPECT_EQ(at6.algorithm, "binomial") << at6.note;
+  EXPECT_NEAR(at6.seconds, bcast("binomial", 6)(n), 0.05 * at6.seconds);
+  auto at8 = m.predict("bcast", n, 8, "world", "float32");
+  EXPECT_EQ(at8.algorithm, "scatter_allgather") << at8.note;
+  EXPECT_NEAR(at8.seconds, bcast("scatter_allgather", 8)(n), 0.05 * at8.seconds);
+  auto forced6 = m.predict(srda, n, 6, "world", "float32");
+  EXPECT_DOUBLE_EQ(forced6.seconds, at6.seconds);
+  EXPECT_NE(forced6.note.find("does not run at 6 ranks"), std::string::npos) << forced6.note;
+  // Its runs at 3 ranks measured the library's choice: they are no view of their own.
+  for (const auto& a : m.algorithms) EXPECT_FALSE(a.benchmark == srda && a.ranks == 3);
+}
+
 TEST(CommModel, UnknownOperationListsWhatTheModelHas) {
   auto m = CommModel::fit_results(standard_results());
   try {

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Print held-out measurements at 3 and 4 ranks next to a 2-rank model's predictions.
+"""Print held-out measurements at other rank counts next to a model's predictions.
 
-extrapolation_report.py SEXTANT MODEL RESULTS_P2 RESULTS_P3 [RESULTS_P4 ...]
+extrapolation_report.py SEXTANT MODEL FITTED_RESULTS HELD_OUT_RESULTS [...]
 
-Reads the results files with h5py (docs/file-formats.md); predictions come from
-`sextant predict MODEL --op OP --bytes N --ranks P --json -`. The accuracy is reported, not
-judged (extrapolation in p is the scale work's to make hold); what is judged: every
-size measured at 2 ranks was measured at every held-out rank count, and `predict`
-answered every one of them with a finite, positive time. Exit 1 otherwise.
+MODEL was fitted on FITTED_RESULTS (one rank count or several: `run --ranks 2:4`); every
+rank count of the held-out files that is not in it is predicted. Reads the results
+files with h5py (docs/file-formats.md); predictions come from `sextant predict MODEL --op
+OP --bytes N --ranks P --json -`. The accuracy is reported, not judged (extrapolation in
+p is the scale work's to make hold); what is judged: every size measured at the largest
+fitted rank count was measured at every held-out rank count, and `predict` answered
+every one of them with a finite, positive time. Exit 1 otherwise. The last table is
+the median |error| over sizes per benchmark and held-out rank count.
 """
 import json
 import subprocess
@@ -46,29 +49,32 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     sextant, model, files = sys.argv[1], sys.argv[2], sys.argv[3:]
-    meas = {}
+    meas = measurements(files[0])
+    fitted = sorted({p for _, p in meas})
     problems = []
-    for path in files:
-        meas.update(measurements(path))
+    for path in files[1:]:
+        meas.update({k: v for k, v in measurements(path).items() if k[1] not in fitted})
     benches = sorted({b for b, _ in meas})
     rank_counts = sorted({p for _, p in meas})
-    print("held-out extrapolation in p: measured median (us) per rank count; "
-          "'pred' = the 2-rank model's prediction, err = pred/measured - 1")
+    held_out = [p for p in rank_counts if p not in fitted]
+    shown = [fitted[-1]] + held_out
+    fitted_on = ", ".join(map(str, fitted))
+    print(f"held-out extrapolation in p: measured median (us) per rank count; "
+          f"'pred' = the prediction of the model fitted at p = {fitted_on}, err = pred/measured - 1")
+    table = {}
     for bench in benches:
-        sizes = meas.get((bench, 2), meas[next(k for k in meas if k[0] == bench)])[0]
-        head = f"  {bench:<15} {'bytes':>8}" + "".join(f"  {'p=' + str(p):>10}" for p in rank_counts)
-        head += "".join(f"  {'pred p=' + str(p):>11}  {'err':>6}" for p in rank_counts if p != 2)
+        sizes = meas.get((bench, fitted[-1]), meas[next(k for k in meas if k[0] == bench)])[0]
+        head = f"  {bench:<15} {'bytes':>8}" + "".join(f"  {'p=' + str(p):>10}" for p in shown)
+        head += "".join(f"  {'pred p=' + str(p):>11}  {'err':>6}" for p in held_out)
         print(head)
-        errors = {p: [] for p in rank_counts if p != 2}
+        errors = {p: [] for p in held_out}
         for i, n in enumerate(sizes):
             row = f"  {'':<15} {int(n):>8}"
-            for p in rank_counts:
+            for p in shown:
                 b, t = meas.get((bench, p), (np.array([]), np.array([])))
                 j = np.nonzero(b == n)[0]
                 row += f"  {t[j[0]] * 1e6:10.1f}" if len(j) else f"  {'-':>10}"
-            for p in rank_counts:
-                if p == 2:
-                    continue
+            for p in held_out:
                 b, t = meas.get((bench, p), (np.array([]), np.array([])))
                 j = np.nonzero(b == n)[0]
                 pred = predict(sextant, model, bench, n, p)
@@ -89,6 +95,11 @@ def main():
         summary = ", ".join(f"p={p}: median |err| {np.median(e) * 100:.0f}%" for p, e in errors.items() if e)
         if summary:
             print(f"  {bench}: {summary}")
+        table[bench] = {p: np.median(e) * 100 for p, e in errors.items() if e}
+    print(f"median |error| over sizes (%), fitted at p = {fitted_on}")
+    print(f"  {'benchmark':<45}" + "".join(f"  {'p=' + str(p):>5}" for p in held_out))
+    for bench, row in table.items():
+        print(f"  {bench:<45}" + "".join(f"  {row[p]:5.0f}" if p in row else f"  {'-':>5}" for p in held_out))
     for p in problems:
         print("FAIL:", p)
     return 1 if problems else 0
