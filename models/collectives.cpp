@@ -243,6 +243,18 @@ CostTerms bcast_scatter_allgather(const Link& l, double n, int p) {
   c.beta_part += ag.beta_part;
   return c;
 }
+// A chain from the root (MPICH's tsp_ring: a tree of one child each, the whole vector at
+// once): p - 1 hops of n; a reduction combines n at each.
+CostTerms bcast_chain(const Link& l, double n, int p) {
+  CostTerms c;
+  l.step(c, n, p - 1);
+  return c;
+}
+CostTerms reduce_chain(const Link& l, double n, int p) {
+  CostTerms c = bcast_chain(l, n, p);
+  reduce_bytes(l, c, n * (p - 1));
+  return c;
+}
 // --- reduce
 CostTerms reduce_rabenseifner(const Link& l, double n, int p) {
   if (p < 2) return {};
@@ -316,7 +328,9 @@ const CollectiveAlgorithm table[] = {
     {"reduce_scatter", "pairwise", reduce_scatter_pairwise, "pairwise"},
     {"bcast", "binomial", bcast_binomial, "binomial"},
     {"bcast", "scatter_allgather", bcast_scatter_allgather, "scatter_recursive_doubling_allgather", runs_at_powers_of_two},
+    {"bcast", "chain", bcast_chain, "ring"},
     {"reduce", "binomial", reduce_binomial, "binomial"},
+    {"reduce", "chain", reduce_chain, "ring"},
     {"reduce", "rabenseifner", reduce_rabenseifner, "reduce_scatter_gather"},
     {"alltoall", "bruck", alltoall_bruck, "brucks"},
     {"alltoall", "pairwise", alltoall_pairwise, "pairwise pairwise_sendrecv_replace"},

@@ -30,7 +30,8 @@ void wait_all(std::span<MPI_Request> requests, WaitMode mode) {
     SEXTANT_MPI_CHECK(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
                                   MPI_STATUSES_IGNORE));
     if (done) return;
-    sched_yield();
+    if (mode == WaitMode::doze) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    else sched_yield();
   }
 }
 

@@ -21,7 +21,11 @@ namespace sextant {
       ::sextant::mpi_fail(sextant_mpi_rc_, #call, __FILE__, __LINE__);           \
   } while (0)
 
-enum class WaitMode { blocking, yield };
+// blocking: the library's own wait (MPICH polls). yield: test and sched_yield between
+// tests, so that oversubscribed ranks pass the CPU to one with work. doze: test every
+// 200 us, asleep between, for a rank with nothing to do but wait for the others (outside
+// a rank sweep's sub-communicator): it leaves the CPUs to the ranks being measured.
+enum class WaitMode { blocking, yield, doze };
 
 void wait(MPI_Request& request, WaitMode mode);
 void wait_all(std::span<MPI_Request> requests, WaitMode mode);

@@ -50,6 +50,8 @@ TEST(CollectiveCosts, MatchTheClosedFormsForPowersOfTwo) {
     near(cost("bcast", "binomial", n, p), lg * (alpha + n * beta), "bc bin");
     near(cost("bcast", "scatter_allgather", n, p), 2 * lg * alpha + 2 * n * f * beta, "bc sag");
     near(cost("reduce", "binomial", n, p), lg * (alpha + n * beta + n * gamma_), "red bin");
+    near(cost("bcast", "chain", n, p), (p - 1) * (alpha + n * beta), "bc chain");
+    near(cost("reduce", "chain", n, p), (p - 1) * (alpha + n * beta + n * gamma_), "red chain");
     near(cost("alltoall", "bruck", n, p), lg * alpha + n / 2 * lg * beta, "a2a bruck");
     near(cost("alltoall", "pairwise", n, p), (p - 1) * alpha + n * f * beta, "a2a pw");
     near(cost("gather", "binomial", n, p), lg * alpha + n * f * beta, "gather");
