@@ -103,8 +103,8 @@ CostTerms critical_path(const Link& l, const Rounds& rounds) {
 // hand their data to the next rank and sit out; the others form a power of two
 // (`member` maps the rank to its place in it, -1 when sitting out, `real` back).
 struct Fold {
-  int p, pof2, rem;
-  explicit Fold(int p_) : p(p_), pof2(1), rem(0) {
+  int pof2 = 1, rem = 0;
+  explicit Fold(int p) {
     while (pof2 * 2 <= p) pof2 *= 2;
     rem = p - pof2;
   }

@@ -448,22 +448,42 @@ Prediction CommModel::predict(const std::string& benchmark, double bytes, int ra
     // the cheapest of them there, as MPI libraries choose by cost (allgather at 4
     // namespace hosts: ring said 3 latencies, +33%; recursive doubling 2). One it does
     // not run at this p is replaced by the cheapest it does.
+    // An indistinguishable one was measured as fast as the chosen one at the fitted p, so
+    // its calibration is measured / its own formula there (the formulas can differ where
+    // the library ran something else when asked: MPICH's Rabenseifner allreduce of fewer
+    // elements than the power of two is recursive doubling, 0.52 of its formula at 8 B).
+    const CollectiveAlgorithm* const fitted_alg = alg;
+    const double n_fitted = bytes * (algo->size_unit == SizeUnit::per_rank_block ? algo->ranks : 1);
+    auto calibration_of = [&](const CollectiveAlgorithm* a) {
+      const double own = a->cost(link, n_fitted, algo->ranks).total();
+      return own > 0 ? r.calibration * fitted_alg->cost(link, n_fitted, algo->ranks).total() / own : r.calibration;
+    };
+    double calibration = r.calibration;
     std::vector<const CollectiveAlgorithm*> others;
     for (const auto& name : r.indistinguishable)
       if (const CollectiveAlgorithm* other = find_algorithm(base_op(benchmark), name)) others.push_back(other);
-    if (!alg->runs(ranks)) others = algorithms_for(base_op(benchmark)), c = {}, alg = nullptr;
     for (const CollectiveAlgorithm* other : others)
-      if (other->runs(ranks))
-        if (CostTerms oc = other->cost(link, n, ranks); !alg || oc.total() < c.total()) alg = other, c = oc;
+      if (other->runs(ranks) && other->runs(algo->ranks))
+        if (CostTerms oc = other->cost(link, n, ranks); oc.total() * calibration_of(other) < c.total() * calibration)
+          alg = other, c = oc, calibration = calibration_of(other);
+    if (!alg->runs(ranks)) {
+      // Not run at this p: the cheapest the library does run here, on the range's link
+      // calibration (the fitted p measured another algorithm).
+      alg = nullptr;
+      for (const CollectiveAlgorithm* other : algorithms_for(base_op(benchmark)))
+        if (other->runs(ranks))
+          if (CostTerms oc = other->cost(link, n, ranks); !alg || oc.total() < c.total()) alg = other, c = oc;
+      calibration = r.calibration;
+    }
     p.view = View::algorithm;
     p.algorithm = std::string(alg->name);
-    p.calibration = r.calibration;
+    p.calibration = calibration;
     p.algorithm_fit = algo;
     p.from = pt2pt;
-    p.alpha_part = c.alpha_part * r.calibration;
-    p.beta_part = c.beta_part * r.calibration;
-    p.gamma_part = c.gamma_part * r.calibration;
-    p.seconds = c.total() * r.calibration;
+    p.alpha_part = c.alpha_part * calibration;
+    p.beta_part = c.beta_part * calibration;
+    p.gamma_part = c.gamma_part * calibration;
+    p.seconds = c.total() * calibration;
     double spread = std::max(r.median_abs_error, pt2pt->fit.segments.back().rms_rel_residual);
     p.lo = p.seconds / (1 + spread);
     p.hi = p.seconds * (1 + spread);
