@@ -123,6 +123,12 @@ long long MachineInfo::private_cache_bytes() const {
   return best;
 }
 
+long long MachineInfo::l1_data_cache_bytes() const {
+  for (const auto& c : caches)
+    if (c.level == 1 && c.type != "Instruction") return c.bytes;
+  return 0;
+}
+
 MachineInfo read_machine_info() {
   MachineInfo m;
   char host[256] = {};

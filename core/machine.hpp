@@ -23,6 +23,8 @@ struct MachineInfo {
   // The largest data cache below the last level (L2 where there are three): what a core
   // keeps to itself. 0 where the OS names a single level.
   long long private_cache_bytes() const;
+  // The level-1 data cache of a core; 0 where the OS names none.
+  long long l1_data_cache_bytes() const;
 };
 
 MachineInfo read_machine_info();

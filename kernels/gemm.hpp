@@ -11,9 +11,10 @@
 // slice: per k it loads NR values of B (vectors along a row of C), broadcasts MR values
 // of A and does MR * NR multiply-adds, in fixed-size loops the compiler unrolls and
 // vectorises. Tile sizes come from GemmTiling: on the host a one-thread team with
-// L2-sized blocks in level-1 scratch, a micro-tile sized from the ISA's register file,
-// and enough row blocks per team to reuse each packed B block while keeping ~2 teams
-// per thread; on a GPU a 256-thread team per 64 x 64 block with shared-memory (level-0)
+// blocks in level-1 scratch sized at run time from the CPU's caches
+// (kernels/gemm_blocks.hpp), a micro-tile sized from the ISA's register file, and
+// enough row blocks per team to reuse each packed B block while keeping ~2 teams per
+// thread; on a GPU a 256-thread team per 64 x 64 block with shared-memory (level-0)
 // scratch and a 4 x 4 tile per thread.
 //
 // Counted: 2 M N K FLOPs per batch entry (the alpha/beta scaling is not counted).
@@ -28,6 +29,7 @@
 
 #include "kernels/common.hpp"
 #include "kernels/counts.hpp"
+#include "kernels/gemm_blocks.hpp"
 #include "kernels/isa.hpp"
 
 namespace sextant::kernels {
@@ -44,16 +46,19 @@ struct GemmTiling {
   static constexpr int NR_VECTORS = isa::vector_registers >= 32 ? 4 : 2;
   static constexpr int MR = host ? 6 : 4;
   static constexpr int NR = host ? NR_VECTORS * isa::lanes<Scalar> : 4;
-  static constexpr int MB = host ? 96 : 64;
-  static constexpr int NB = host ? int(4096 / sizeof(Scalar)) : 64;
-  static constexpr int KB = host ? 256 : 16;
   static constexpr int scratch_level = host ? 1 : 0;
   // Host teams take several row blocks of one column block, so that the packed B block
   // is reused across them (BLIS's loop order) while there are still about
   // teams_per_thread teams per thread to balance. GPU teams take one block each.
   static constexpr int teams_per_thread = host ? 2 : 0;
-  static int team_size() { return host ? 1 : (MB / MR) * (NB / NR); }
-  static_assert(MB % MR == 0 && NB % NR == 0, "blocks must hold whole micro-tiles");
+  // The cache blocks: on the host from the CPU's caches at run time
+  // (kernels/gemm_blocks.hpp); on a GPU a 64 x 64 block of C per team, 16 deep, in
+  // shared memory.
+  static GemmBlocks blocks() {
+    if constexpr (host) return host_gemm_blocks(MR, NR, int(sizeof(Scalar)));
+    else return GemmBlocks{64, 64, 16, "device"};
+  }
+  static int team_size(const GemmBlocks& b) { return host ? 1 : (b.mb / MR) * (b.nb / NR); }
 };
 
 namespace detail {
@@ -74,8 +79,7 @@ template <class Exec, class VA, class VB, class VC>
 struct Gemm {
   using Scalar = typename VC::non_const_value_type;
   using Tiling = GemmTiling<Exec, Scalar>;
-  static constexpr int MR = Tiling::MR, NR = Tiling::NR, MB = Tiling::MB, NB = Tiling::NB,
-                       KB = Tiling::KB;
+  static constexpr int MR = Tiling::MR, NR = Tiling::NR;
   using Scratch =
       Kokkos::View<Scalar*, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
@@ -86,11 +90,12 @@ struct Gemm {
   Scalar alpha, beta;
   bool trans_a, trans_b;
   std::int64_t M, N, K, tiles_m, tiles_n;
+  int MB, NB, KB;           // the cache blocks (GemmTiling::blocks)
   std::int64_t row_blocks;  // MB-row blocks per team
   std::int64_t block_n;     // column block width: NB or less, so that blocks are even
 
-  static std::size_t scratch_bytes() {
-    return Scratch::shmem_size(MB * KB) + Scratch::shmem_size(KB * NB);
+  std::size_t scratch_bytes() const {
+    return Scratch::shmem_size(std::size_t(MB) * KB) + Scratch::shmem_size(std::size_t(KB) * NB);
   }
 
   // Packs rows [i0, i0 + mb) of op(A), columns [k0, k0 + kb), as micro-panels of MR
@@ -189,8 +194,8 @@ struct Gemm {
     const int nb = int(N - j0 < block_n ? N - j0 : block_n);
     const int panels_n = int(ceil_div(nb, NR));
     const int level = Tiling::scratch_level;
-    Scratch Ap(team.team_scratch(level), MB * KB);
-    Scratch Bp(team.team_scratch(level), KB * NB);
+    Scratch Ap(team.team_scratch(level), std::size_t(MB) * KB);
+    Scratch Bp(team.team_scratch(level), std::size_t(KB) * NB);
 
     for (std::int64_t k0 = 0; k0 < K || k0 == 0; k0 += KB) {
       const int kb = int(K - k0 < KB ? K - k0 : KB);
@@ -245,20 +250,35 @@ void gemm_any_rank(const Exec& exec, Trans ta, Trans tb, typename VC::non_const_
       (rank == 3 && (std::int64_t(A.extent(0)) != batch || std::int64_t(B.extent(0)) != batch)))
     throw std::invalid_argument(std::string(label) + ": operand shapes do not match");
   if (M == 0 || N == 0 || batch == 0) return;
+  GemmBlocks blocks = Functor::Tiling::blocks();
   // Even column blocks (768 = 384 + 384, not 512 + 256): teams of equal work.
-  const std::int64_t tiles_m = ceil_div(M, Functor::MB);
-  const std::int64_t block_n = ceil_div(ceil_div(N, ceil_div(N, Functor::NB)), Functor::NR) * Functor::NR;
+  const std::int64_t block_n = ceil_div(ceil_div(N, ceil_div(N, blocks.nb)), Functor::NR) * Functor::NR;
   const std::int64_t tiles_n = ceil_div(N, block_n);
-  std::int64_t row_blocks = 1;
+  std::int64_t row_blocks = 1, tiles_m = ceil_div(M, blocks.mb);
   if (Functor::Tiling::teams_per_thread > 0) {
+    // Host: about teams_per_thread teams per thread. Where the cache's row blocks are too
+    // few to go around (a block of L2 holds a whole small matrix), they are cut to each
+    // team's share of the rows; where they are many, a team takes several in a row.
     const std::int64_t want = std::int64_t(Functor::Tiling::teams_per_thread) * exec.concurrency();
-    const std::int64_t groups = std::min(tiles_m, std::max<std::int64_t>(1, ceil_div(want, batch * tiles_n)));
+    const std::int64_t teams_per_row = batch * tiles_n;
+    if (teams_per_row * tiles_m < want) {
+      const std::int64_t share = ceil_div(M, ceil_div(want, teams_per_row));
+      blocks.mb = int(std::min<std::int64_t>(blocks.mb, ceil_div(share, Functor::MR) * Functor::MR));
+      tiles_m = ceil_div(M, blocks.mb);
+    }
+    // Even row blocks and slices, as the column blocks: 2048 rows in 7 blocks of at
+    // most 294, not 6 x 336 + 32; 1000 deep as 6 x 167 - 2, not 5 x 192 + 40.
+    blocks.mb = int(ceil_div(ceil_div(M, tiles_m), Functor::MR) * Functor::MR);
+    tiles_m = ceil_div(M, blocks.mb);
+    if (K > 0) blocks.kb = int(ceil_div(K, ceil_div(K, blocks.kb)));
+    const std::int64_t groups = std::min(tiles_m, std::max<std::int64_t>(1, ceil_div(want, teams_per_row)));
     row_blocks = ceil_div(tiles_m, groups);
   }
-  Functor f{A, B, C, alpha, beta, ta == Trans::yes, tb == Trans::yes, M, N, K, tiles_m, tiles_n, row_blocks, block_n};
+  Functor f{A, B, C, alpha, beta, ta == Trans::yes, tb == Trans::yes, M, N, K, tiles_m, tiles_n,
+            blocks.mb, blocks.nb, blocks.kb, row_blocks, block_n};
   const std::int64_t teams = batch * ceil_div(tiles_m, row_blocks) * tiles_n;
-  Kokkos::TeamPolicy<Exec> policy(exec, int(teams), Functor::Tiling::team_size());
-  policy.set_scratch_size(Functor::Tiling::scratch_level, Kokkos::PerTeam(Functor::scratch_bytes()));
+  Kokkos::TeamPolicy<Exec> policy(exec, int(teams), Functor::Tiling::team_size(blocks));
+  policy.set_scratch_size(Functor::Tiling::scratch_level, Kokkos::PerTeam(f.scratch_bytes()));
   Kokkos::parallel_for(label, policy, f);
 }
 

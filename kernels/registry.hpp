@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/gemm_blocks.hpp"
+
 namespace sextant::kernels {
 
 enum class Dtype { float64, float32, float16, bfloat16 };
@@ -86,6 +88,9 @@ struct CompiledIsa {
   int vector_bytes = 0, vector_registers = 0;
 };
 CompiledIsa compiled_isa();
+// The cache blocks the portable GEMM of this dtype uses on this process's caches
+// (kernels/gemm_blocks.hpp; on a device its fixed tiles): recorded beside its results.
+GemmBlocks gemm_blocks(Dtype dtype);
 const KernelInfo* find_kernel(std::string_view name);
 
 }  // namespace sextant::kernels

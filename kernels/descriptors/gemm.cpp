@@ -112,10 +112,12 @@ std::vector<KernelInfo> gemm_kernels() {
   g.counting = counting;
   g.params = {"M", "N", "K", "ta", "tb"};
   g.dtypes = real_dtypes;
-  // Host blocks are 96 x 512 x 256 float64, 96 x 1024 x 256 float32 (micro-tiles 6 x 32
-  // and 6 x 64 with AVX-512, 6 x 8 and 6 x 16 with AVX2): the test shapes cross block and
-  // micro-tile edges in every dimension, with
-  // every transpose combination, and give teams several row blocks and uneven columns.
+  // Host blocks follow the CPU's caches (kernels/gemm_blocks.hpp; with the smallest
+  // assumed caches 60 x 384 x 256 float32 with AVX2), micro-tiles the ISA (6 x 32 and
+  // 6 x 64 with AVX-512, 6 x 8 and 6 x 16 with AVX2): the test shapes cross micro-tile
+  // edges in every dimension, with every transpose combination, and give teams several
+  // row blocks and uneven columns; unit.kernels runs them again at the blocks of tiny
+  // and of large caches.
   g.test_shapes = {{{"M", 37}, {"N", 53}, {"K", 29}, {"ta", 0}, {"tb", 0}},
                    {{"M", 131}, {"N", 300}, {"K", 517}, {"ta", 0}, {"tb", 0}},
                    {{"M", 192}, {"N", 512}, {"K", 512}, {"ta", 0}, {"tb", 0}},  // whole float64 blocks
@@ -186,3 +188,14 @@ std::vector<KernelInfo> gemm_kernels() {
 }
 
 }  // namespace sextant::kernels::descriptors
+
+namespace sextant::kernels {
+
+GemmBlocks gemm_blocks(Dtype dtype) {
+  using descriptors::Exec;
+  if (dtype == Dtype::float64) return GemmTiling<Exec, double>::blocks();
+  if (dtype == Dtype::float32) return GemmTiling<Exec, float>::blocks();
+  throw std::invalid_argument("the portable GEMM has no " + std::string(to_string(dtype)) + " version");
+}
+
+}  // namespace sextant::kernels

@@ -22,6 +22,7 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "kernels/fp_env.hpp"
+#include "kernels/gemm_blocks.hpp"
 #include "suites/common/mpi.hpp"
 
 
@@ -286,6 +287,7 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   int kargc = device_ >= 0 ? 3 : 2;
   Kokkos::initialize(kargc, kargv);
   subnormals_ = kernels::flush_subnormals(threads_);
+  kernels::set_host_caches({machine_.l1_data_cache_bytes(), machine_.private_cache_bytes()});
   const BlasSetup blas = configure_blas(threads_);
   if (!blas.warning.empty() && rank_ == 0) std::fprintf(stderr, "sextant: WARNING: %s\n", blas.warning.c_str());
   int node_leader = comm_rank(node_) == 0 ? 1 : 0;

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "core/machine.hpp"
+#include "kernels/gemm_blocks.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/stream.hpp"
 #include "suites/compute/measure.hpp"
@@ -211,6 +213,10 @@ void register_all(const Options& o) {
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard kokkos(argc, argv);
+  {  // the host GEMM blocks for this CPU's caches
+    const auto machine = sextant::read_machine_info();
+    sextant::kernels::set_host_caches({machine.l1_data_cache_bytes(), machine.private_cache_bytes()});
+  }
   Options options;
   try {
     options = parse(argc, argv);

@@ -302,6 +302,13 @@ long long run_compute_suite(Runtime& rt, const SuiteOptions& options, ResultsFil
     g.set_attr("vector_registers", std::int64_t{isa.vector_registers});
     g.set_attr("cache_bytes", caches);
     g.set_attr("cache_source", rt.machine().cache_source);
+    // The portable GEMM's cache blocks, derived from those caches (kernels/gemm_blocks.hpp).
+    for (kernels::Dtype t : {kernels::Dtype::float64, kernels::Dtype::float32}) {
+      const auto b = kernels::gemm_blocks(t);
+      g.set_attr("gemm_blocks_" + std::string(kernels::to_string(t)),
+                 std::vector<double>{double(b.mb), double(b.nb), double(b.kb)});
+      g.set_attr("gemm_blocks_source", b.source);
+    }
     write_kernels(*results, kernels);
     results->flush();
   }

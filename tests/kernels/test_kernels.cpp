@@ -9,8 +9,10 @@
 #include <cctype>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "kernels/gemm_blocks.hpp"
 #include "kernels/registry.hpp"
 
 namespace {
@@ -56,6 +58,71 @@ TEST_P(KernelVsReference, WithinBound) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, KernelVsReference, testing::ValuesIn(all_cases()), case_name);
+
+// The host GEMM's cache blocks, against the cache arithmetic of kernels/gemm_blocks.hpp:
+// for the caches of several CPUs and the micro-tiles of both ISAs, the B micro-panel fits
+// L1d, the A block an eighth of L2 and the B block three quarters of it (or each is a
+// single micro-tile where the cache is too small for more), and every block is whole
+// micro-tiles. Smaller caches never give larger blocks.
+TEST(GemmBlocks, FitTheCachesTheyAreDerivedFor) {
+  struct Tile { int mr, nr, bytes; };
+  const Tile tiles[] = {{6, 16, 4}, {6, 8, 8}, {6, 64, 4}, {6, 32, 8}};  // AVX2 and AVX-512, fp32 and fp64
+  const HostCaches caches[] = {{4 << 10, 16 << 10}, {32 << 10, 256 << 10}, {32 << 10, 512 << 10},
+                               {48 << 10, 1 << 20}, {48 << 10, 2 << 20}, {64 << 10, 2 << 20}};
+  for (const Tile& t : tiles) {
+    GemmBlocks previous{};
+    for (const HostCaches& c : caches) {
+      SCOPED_TRACE("L1d " + std::to_string(c.l1d_bytes) + " L2 " + std::to_string(c.l2_bytes) + " tile " +
+                   std::to_string(t.mr) + "x" + std::to_string(t.nr) + "x" + std::to_string(t.bytes));
+      const GemmBlocks b = derive_gemm_blocks(c, t.mr, t.nr, t.bytes);
+      EXPECT_EQ(b.source, "caches");
+      EXPECT_GE(b.kb, 16);
+      EXPECT_LE(b.kb, 256);
+      EXPECT_EQ(b.kb % 8, 0);
+      if (b.kb > 16) EXPECT_LE(double(b.kb) * t.nr * t.bytes, double(c.l1d_bytes));
+      const double slice = double(b.kb) * t.bytes;
+      EXPECT_EQ(b.mb % t.mr, 0);
+      EXPECT_EQ(b.nb % t.nr, 0);
+      if (b.mb > t.mr) EXPECT_LE(b.mb * slice, c.l2_bytes / 8.0);
+      if (b.nb > t.nr) EXPECT_LE(b.nb * slice, c.l2_bytes * 0.75);
+      // Within one cache step of full: a block is not left small for no reason.
+      if (b.kb < 256) EXPECT_GT(double(b.kb + 8) * t.nr * t.bytes, double(c.l1d_bytes));
+      EXPECT_GT((b.mb + t.mr) * slice, c.l2_bytes / 8.0);
+      EXPECT_GE(b.kb, previous.kb);
+      EXPECT_GE(double(b.mb + t.mr) * b.kb, double(previous.mb) * previous.kb);
+      previous = b;
+    }
+  }
+  // Caches the OS did not report: the smallest of current server cores, said so.
+  const GemmBlocks unknown = derive_gemm_blocks({}, 6, 16, 4);
+  const GemmBlocks assumed = derive_gemm_blocks({32 << 10, 512 << 10}, 6, 16, 4);
+  EXPECT_EQ(unknown.source, "assumed caches");
+  EXPECT_EQ(std::tie(unknown.mb, unknown.nb, unknown.kb), std::tie(assumed.mb, assumed.nb, assumed.kb));
+}
+
+// Every GEMM kernel against its reference with the blocks of tiny caches (16 deep, a
+// micro-tile or two per block: every test shape crosses many slices and blocks), of large
+// ones (every test shape in one block) and of the caches this process runs on.
+TEST(GemmBlocks, GemmIsRightAtAnyCaches) {
+  const HostCaches before = host_caches();
+  for (const HostCaches c : {HostCaches{4 << 10, 16 << 10}, HostCaches{1 << 20, 64 << 20}, before}) {
+    set_host_caches(c);
+    for (const auto& k : registry()) {
+      if (k.family != "gemm") continue;
+      for (Dtype t : {Dtype::float64, Dtype::float32}) {
+        if (!k.supports(t)) continue;
+        for (std::size_t s = 0; s < k.test_shapes.size(); ++s) {
+          SCOPED_TRACE(k.name + " " + std::string(to_string(t)) + " " + k.test_shapes[s].str() + " L1d " +
+                       std::to_string(c.l1d_bytes) + " L2 " + std::to_string(c.l2_bytes));
+          const Validation v = k.make(k.test_shapes[s], t, 777 + s)->validate();
+          EXPECT_TRUE(v.ok) << v.message;
+          EXPECT_GT(v.compared, 0u);
+        }
+      }
+    }
+  }
+  set_host_caches(before);
+}
 
 // The registry holds the kernels the compute suite promises, each fully described.
 TEST(Registry, HoldsEveryKernelDescribed) {

@@ -19,7 +19,8 @@
 // Ratios are of medians. Table to stdout, progress to stderr. OpenBLAS is linked into
 // this program only, never into the suite.
 //
-//   sextant_yardsticks [--quick] [--stream-bytes N] [--roofs KERNEL,...] [Kokkos options]
+//   sextant_yardsticks [--quick] [--gemm] [--stream-bytes N] [--roofs KERNEL,...] [Kokkos options]
+// (--gemm: the GEMM rows alone, e.g. to compare SEXTANT_GEMM_BLOCKS settings)
 // (--roofs: only those kernels' roof rows, for work on one kernel)
 #include <cblas.h>
 #include <omp.h>
@@ -44,6 +45,7 @@
 #include "core/stats.hpp"
 #include "kernels/fp_env.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/gemm_blocks.hpp"
 #include "kernels/peak.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/stream.hpp"
@@ -279,11 +281,17 @@ void start_openblas_unpinned(int threads) {
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard kokkos(argc, argv);
+  {  // the host GEMM blocks for this CPU's caches
+    const auto machine = sextant::read_machine_info();
+    sextant::kernels::set_host_caches({machine.l1_data_cache_bytes(), machine.private_cache_bytes()});
+  }
   bool quick = false;
   long long stream_bytes = 0;
   std::vector<std::string> roofs_only;  // --roofs a,b: only these kernels' roof rows
+  bool gemm_only = false;               // --gemm: the GEMM rows alone (tuning its blocks)
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--gemm")) gemm_only = true;
     else if (!std::strcmp(argv[i], "--stream-bytes") && i + 1 < argc) stream_bytes = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--roofs") && i + 1 < argc) {
       for (std::string list = argv[++i]; !list.empty();) {
@@ -293,7 +301,7 @@ int main(int argc, char** argv) {
       }
     }
     else {
-      std::fprintf(stderr, "usage: sextant_yardsticks [--quick] [--stream-bytes N] [--roofs KERNEL,...] [Kokkos options]\n");
+      std::fprintf(stderr, "usage: sextant_yardsticks [--quick] [--gemm] [--stream-bytes N] [--roofs KERNEL,...] [Kokkos options]\n");
       return 2;
     }
   }
@@ -309,6 +317,11 @@ int main(int argc, char** argv) {
               Exec::name(), openblas_get_corename(), machine.cpu_model.c_str());
   std::printf("# kernels built for %s (%d-byte vectors, %d registers)\n", k::isa::name, k::isa::vector_bytes,
               k::isa::vector_registers);
+  for (int bytes : {8, 4}) {
+    const auto b = bytes == 8 ? k::GemmTiling<Exec, double>::blocks() : k::GemmTiling<Exec, float>::blocks();
+    std::printf("# host GEMM blocks float%d: MB %d, NB %d, KB %d (%s: L1d %lld KiB, L2 %lld KiB)\n", bytes * 8, b.mb,
+                b.nb, b.kb, b.source.c_str(), k::host_caches().l1d_bytes >> 10, k::host_caches().l2_bytes >> 10);
+  }
   std::printf("# LLC reported %lld MiB; triad working set %lld MiB%s. Ratios are sextant / reference, of medians.\n",
               llc >> 20, stream_bytes >> 20,
               stream_bytes < 4 * llc ? " (below 4 x LLC: the VM's reported L3 is huge, capped)" : "");
@@ -320,13 +333,14 @@ int main(int argc, char** argv) {
     roofs(p64.gflops, p32.gflops, roofs_only);
     return 0;
   }
-  triad(stream_bytes / 24, quick);
+  if (!gemm_only) triad(stream_bytes / 24, quick);
 
   std::vector<std::array<std::int64_t, 3>> shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 1000, 1000},
                                                      {2048, 3072, 768},  {2048, 768, 3072}};
   if (quick) shapes = {{1024, 1024, 1024}, {1000, 1000, 1000}};
   for (const auto& s : shapes) gemm<double>(s[0], s[1], s[2], quick);
   for (const auto& s : shapes) gemm<float>(s[0], s[1], s[2], quick);
+  if (gemm_only) return 0;
 
   pause_between_sides();
   // The ceiling must beat every real kernel, the vendor's best GEMM included.

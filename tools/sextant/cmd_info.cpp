@@ -64,6 +64,12 @@ void register_info(CLI::App& app, Context& ctx) {
     const auto isa = kernels::compiled_isa();
     row("kernel_isa", std::string(isa.name) + " (" + std::to_string(isa.vector_bytes) + "-byte vectors, " +
                           std::to_string(isa.vector_registers) + " registers)");
+    for (kernels::Dtype t : {kernels::Dtype::float64, kernels::Dtype::float32}) {
+      const auto b = kernels::gemm_blocks(t);
+      row("gemm_blocks_" + std::string(kernels::to_string(t)),
+          "MB " + std::to_string(b.mb) + ", NB " + std::to_string(b.nb) + ", KB " + std::to_string(b.kb) + " (" +
+              b.source + ")");
+    }
     row("hdf5_version", std::to_string(h5maj) + "." + std::to_string(h5min) + "." + std::to_string(h5rel));
     row("compiler", compiler_id());
     row("git_revision", git_revision());
