@@ -266,8 +266,8 @@ void gemm_any_rank(const Exec& exec, Trans ta, Trans tb, typename VC::non_const_
       blocks.mb = int(std::min<std::int64_t>(blocks.mb, ceil_div(share, Functor::MR) * Functor::MR));
       tiles_m = ceil_div(M, blocks.mb);
     }
-    // Even row blocks and slices, as the column blocks: 2048 rows in 7 blocks of at
-    // most 294, not 6 x 336 + 32; 1000 deep as 6 x 167 - 2, not 5 x 192 + 40.
+    // Even row blocks and slices, as the column blocks: 2048 rows as 6 x 294 + 284, not
+    // 6 x 336 + 32; 1000 deep as 5 x 167 + 165, not 5 x 192 + 40.
     blocks.mb = int(ceil_div(ceil_div(M, tiles_m), Functor::MR) * Functor::MR);
     tiles_m = ceil_div(M, blocks.mb);
     if (K > 0) blocks.kb = int(ceil_div(K, ceil_div(K, blocks.kb)));

@@ -22,7 +22,7 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "kernels/fp_env.hpp"
-#include "kernels/gemm_blocks.hpp"
+#include "kernels/registry.hpp"
 #include "suites/common/mpi.hpp"
 
 
@@ -288,6 +288,11 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   Kokkos::initialize(kargc, kargv);
   subnormals_ = kernels::flush_subnormals(threads_);
   kernels::set_host_caches({machine_.l1_data_cache_bytes(), machine_.private_cache_bytes()});
+  try {  // a malformed SEXTANT_GEMM_BLOCKS is said before anything is measured
+    kernels::gemm_blocks(kernels::Dtype::float64);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   const BlasSetup blas = configure_blas(threads_);
   if (!blas.warning.empty() && rank_ == 0) std::fprintf(stderr, "sextant: WARNING: %s\n", blas.warning.c_str());
   int node_leader = comm_rank(node_) == 0 ? 1 : 0;

@@ -103,6 +103,9 @@ expect_rc 2 "$sextant" run --suite comm --ranks 4,2
 contains "$err" "must ascend"
 expect_rc 2 "$sextant" run --suite compute --ranks 2:4
 contains "$err" "for --suite comm"
+SEXTANT_GEMM_BLOCKS=96,x,256 expect_rc 2 "$sextant" run --suite compute --quick -o "$work/blocks.h5"
+contains "$err" "SEXTANT_GEMM_BLOCKS=96,x,256"
+[ ! -e "$work/blocks.h5" ] || fail "a malformed SEXTANT_GEMM_BLOCKS left a results file behind"
 expect_rc 2 "$sextant" run --suite nosuch
 contains "$err" "nosuch"
 expect_rc 2 "$sextant" run --suite train --model-sizes small,huge -o "$work/t.h5"
