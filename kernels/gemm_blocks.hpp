@@ -42,7 +42,7 @@ struct GemmBlocks {
 };
 
 // The blocks for a micro-tile of mr x nr elements of scalar_bytes each: kb a multiple of
-// 8 in [16, 1024], mb a multiple of mr, nb of nr, each at least one micro-tile. Pure:
+// 8 in [16, 256], mb a multiple of mr, nb of nr, each at least one micro-tile. Pure:
 // the same caches give the same blocks on every host.
 GemmBlocks derive_gemm_blocks(const HostCaches& caches, int mr, int nr, int scalar_bytes);
 
