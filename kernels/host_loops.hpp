@@ -9,11 +9,14 @@
 //
 //   host::reduce<T>(n, init, term, combine)   combine over j < n of term(at j)
 //   host::sum<T>(n, term)                     the same with +, from 0
+//   host::sum2<T>(n, term)                    two sums in one pass (term returns a pair)
+//   host::prefetch(p, n)                      ask for a row read next
 // `term` is a generic lambda of an index object `at` whose at.load(p) is p[j..j+W) as a
 // vector, or p[j] in the tail: one expression serves both, e.g.
 //   host::sum<T>(n, [&](auto at) { auto d = at.load(x) - mu; return d * d; })
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "kernels/common.hpp"
 #include "kernels/isa.hpp"
@@ -47,6 +50,21 @@ auto row(const V& v, std::int64_t i) {
 // added in chunk order. Every row is read once, in order, and the sums do not depend on
 // the thread count (only on the shape).
 inline constexpr std::int64_t rows_per_chunk = 32;
+
+// Asks the memory system for the n elements at p, a row this work item reads next,
+// while it works on the current one. A row of a few KiB ends about when a hardware
+// prefetcher has learnt its stream (they stop at page boundaries), so each row would
+// otherwise start at the latency of the level it lives in. One request per 64 bytes:
+// no line is shorter, and where lines are longer the extra requests cost an issue slot.
+template <class T>
+inline void prefetch(const T* p, std::int64_t n) {
+#if defined(__GNUC__) || defined(__clang__)
+  constexpr std::int64_t step = 64 / sizeof(T) > 0 ? 64 / sizeof(T) : 1;
+  for (std::int64_t j = 0; j < n; j += step) __builtin_prefetch(p + j);
+#else
+  (void)p, (void)n;
+#endif
+}
 
 template <class T>
 struct ElementAt {
@@ -89,6 +107,37 @@ inline T reduce(std::int64_t n, T init, Term term, Combine combine) {
 #endif
   for (; j < n; ++j) result = combine(result, term(ElementAt<T>{j}));
   return result;
+}
+
+// Two sums over the same row in one pass: term(at) returns both terms of element j
+// (as a std::pair), so the operands they share are loaded once. Two accumulators each:
+// four independent chains, as reduce's four.
+template <class T, class Term>
+inline std::pair<T, T> sum2(std::int64_t n, Term term) {
+  std::int64_t j = 0;
+  T first = 0, second = 0;
+#ifdef SEXTANT_HOST_VECTORS
+  if constexpr (isa::has_vector<T>) {
+    constexpr int W = isa::lanes<T>;
+    Vec<T> a0{}, a1{}, b0{}, b1{};
+    for (; j + 2 * W <= n; j += 2 * W) {
+      const auto [x0, y0] = term(VectorAt<T>{j});
+      const auto [x1, y1] = term(VectorAt<T>{j + W});
+      a0 += x0, b0 += y0, a1 += x1, b1 += y1;
+    }
+    for (; j + W <= n; j += W) {
+      const auto [x0, y0] = term(VectorAt<T>{j});
+      a0 += x0, b0 += y0;
+    }
+    const Vec<T> a = a0 + a1, b = b0 + b1;
+    for (int l = 0; l < W; ++l) first += T(a[l]), second += T(b[l]);
+  }
+#endif
+  for (; j < n; ++j) {
+    const auto [x, y] = term(ElementAt<T>{j});
+    first += x, second += y;
+  }
+  return {first, second};
 }
 
 struct Plus {

@@ -8,9 +8,11 @@
 //            dgamma_j = sum_i dy_ij xhat_ij,  dbeta_j = sum_i dy_ij.
 // Host: a work item per row (forward) or per chunk of rows (backward), its row loops on
 // contiguous memory, the row sums in explicit vectors (kernels/host_loops.hpp); the
-// backward chunk also adds its rows' dgamma and dbeta terms into its own partial row,
-// and the partial rows are summed in chunk order (no atomics, thread-count independent;
-// x and dy are read once). Elsewhere (GPUs, strided Views): one team per row for the row
+// forward asks for the next row while it works on this one (rows of a few KiB end
+// before a hardware prefetcher has learnt them), the backward takes its two row sums in
+// one pass over dy, gamma and x; the backward chunk also adds its rows' dgamma and
+// dbeta terms into its own partial row, and the partial rows are summed in chunk order
+// (no atomics, thread-count independent; x and dy are read once). Elsewhere (GPUs, strided Views): one team per row for the row
 // statistics, and the parameter gradients by column_sums (kernels/common.hpp): a work
 // item per chunk of rows and column.
 //
@@ -47,6 +49,7 @@ void layernorm_forward(const Exec& exec, VX x, VG gamma, VB beta,
           "sextant::layernorm_forward", Kokkos::RangePolicy<Exec>(exec, 0, rows), KOKKOS_LAMBDA(const std::int64_t i) {
             const Scalar* xi = host::row(x, i);
             Scalar* yi = host::row(y, i);
+            if (i + 1 < rows) host::prefetch(host::row(x, i + 1), cols);
             const Scalar mu = host::sum<Scalar>(cols, [&](auto at) { return at.load(xi); }) / Scalar(n);
             const Scalar sq = host::sum<Scalar>(cols, [&](auto at) {
               const auto d = at.load(xi) - mu;
@@ -118,10 +121,11 @@ void layernorm_backward(const Exec& exec, VDY dy, VX x, VG gamma, VS mean, VS rs
               const Scalar* xi = host::row(x, i);
               Scalar* dxi = host::row(dx, i);
               const Scalar mu = mean(i), r = rstd(i);
-              const Scalar mean_g = host::sum<Scalar>(cols, [&](auto at) { return at.load(dyi) * at.load(g); }) / Scalar(n);
-              const Scalar mean_gx = host::sum<Scalar>(cols, [&](auto at) {
-                                       return at.load(dyi) * at.load(g) * (at.load(xi) - mu);
-                                     }) * r / Scalar(n);
+              const auto [sum_g, sum_gx] = host::sum2<Scalar>(cols, [&](auto at) {
+                const auto gj = at.load(dyi) * at.load(g);
+                return std::pair{gj, gj * (at.load(xi) - mu)};
+              });
+              const Scalar mean_g = sum_g / Scalar(n), mean_gx = sum_gx * r / Scalar(n);
               SEXTANT_INDEPENDENT_ITERATIONS
               for (std::int64_t j = 0; j < cols; ++j) {
                 const Scalar xhat = (xi[j] - mu) * r;
