@@ -54,8 +54,9 @@ inline constexpr std::int64_t rows_per_chunk = 32;
 // Asks the memory system for the n elements at p, a row this work item reads next,
 // while it works on the current one. A row of a few KiB ends about when a hardware
 // prefetcher has learnt its stream (they stop at page boundaries), so each row would
-// otherwise start at the latency of the level it lives in. One request per 64 bytes:
-// no line is shorter, and where lines are longer the extra requests cost an issue slot.
+// otherwise start at the latency of the level it lives in. One request per 64 bytes,
+// the shortest line of current CPUs: where lines are longer, the extra requests cost
+// an issue slot each.
 template <class T>
 inline void prefetch(const T* p, std::int64_t n) {
 #if defined(__GNUC__) || defined(__clang__)
