@@ -12,9 +12,9 @@
 // before a hardware prefetcher has learnt them), the backward takes its two row sums in
 // one pass over dy, gamma and x; the backward chunk also adds its rows' dgamma and
 // dbeta terms into its own partial row, and the partial rows are summed in chunk order
-// (no atomics, thread-count independent; x and dy are read once). Elsewhere (GPUs, strided Views): one team per row for the row
-// statistics, and the parameter gradients by column_sums (kernels/common.hpp): a work
-// item per chunk of rows and column.
+// (no atomics, thread-count independent; x and dy are read once). Elsewhere (GPUs,
+// strided Views): one team per row for the row statistics, and the parameter gradients
+// by column_sums (kernels/common.hpp): a work item per chunk of rows and column.
 //
 // Counted FLOPs per element: forward 8 (sum 1, centre 1, square and sum 2, centre 1,
 // scale 1, gamma 1, beta 1); backward 18 (row pass 13: xhat 2, g 1, two sums 3, dx 4,
