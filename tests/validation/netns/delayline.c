@@ -317,6 +317,14 @@ int main(int argc, char **argv) {
       if (late > 500000) late = 500000; /* one long preemption must not dominate */
       if (late < 0) late = 0;
       wake_lead_ns += (late - wake_lead_ns) / 16;
+      /* At most half of what a hold leaves after the spin: every hold then starts with a
+       * timed sleep, which keeps the lead learning. Unbounded, a burst of late wake-ups
+       * under bulk traffic took it past D - spin, after which no hold slept, nothing was
+       * learnt, and the line busy-polled every packet's whole D at real-time priority on
+       * the CPU of its host's rank (stuck at 198 us with D = 200: the rank's kernels and
+       * small collectives slowed, bulk packets released ms late). */
+      const int64_t lead_max = (delay_ns - spin_ns) / 2;
+      if (wake_lead_ns > lead_max) wake_lead_ns = lead_max > 0 ? lead_max : 0;
     }
     if (switch_to) {
       /* Held packets keep their due times; the next ones get the new delay. */
