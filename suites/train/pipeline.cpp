@@ -250,6 +250,7 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
   barrier(MPI_COMM_WORLD, rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
   SweepOptions so;
   so.model_path = model_path;
+  so.kernels = compute.kernels;
   if (o.quick) so.steps = 8;
   if (o.steps > 0) {  // exactly the steps asked for
     so.steps = o.steps;

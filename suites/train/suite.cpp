@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -97,42 +98,61 @@ void print_kernel_profile(const TrainResult& r, const model::ComputeModel& compu
                 total[0] * 1e6, total[1] * 1e6, total[2] * 1e6, total[3] * 1e6, total[4] * 1e6, total[0] / total[4]);
 }
 
-// The machine's speed now against the model, on every rank: the peak kernel at the
-// shape that set the model's ceiling (runs of ~20 ms, longer than a scheduler's time
-// slice, so a CPU shared with another task shows in each), its median time over the
-// time the ceiling gives it; of the ranks, the one furthest from 1. Empty when the
-// model has no ceiling for the dtype.
-std::optional<double> machine_speed(const Runtime& rt, const std::string& dtype, const model::ComputeModel* model) {
-  char shape[256] = {};
-  double peak = 0;
-  if (rt.is_root()) {
-    const auto at = model->peak_shape.find(dtype);
-    const auto ceiling = model->ceilings.peak_flops.find(dtype);
-    if (at != model->peak_shape.end() && ceiling != model->ceilings.peak_flops.end() && at->second.size() < sizeof shape) {
-      std::snprintf(shape, sizeof shape, "%s", at->second.c_str());
-      peak = ceiling->second;
+// Kernel times by case: rank 0's median seconds per (kernel, dtype, shape, flush bytes).
+using CaseTimes = std::map<std::tuple<std::string, std::string, std::string, double>, double>;
+
+// The cases measured now, every rank at once and flushed cases in lockstep, as the
+// compute suite measured them (time only: they were validated before); rank 0's medians.
+CaseTimes measure_cases(Runtime& rt, compute::MeasureOptions cases) {
+  cases.validate = false;
+  cases.progress = nullptr;
+  std::set<std::string> operators;  // the cases' kernels only (not the ceilings' ones, which no step runs)
+  for (const auto& c : cases.cases) operators.insert(c.kernel);
+  cases.kernels.assign(operators.begin(), operators.end());
+  const WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
+  cases.synchronize = [wait] { barrier(MPI_COMM_WORLD, wait); };
+  cases.agree_more = [wait](bool more) { return any_rank(more, MPI_COMM_WORLD, wait); };
+  barrier(MPI_COMM_WORLD, wait);
+  const auto measured = compute::measure_kernels(cases);
+  barrier(MPI_COMM_WORLD, wait);
+  CaseTimes out;
+  if (rt.is_root())
+    for (const auto& m : measured)
+      if (m.summary.median > 0) out[{m.name, m.dtype, m.shape, double(m.flush_bytes)}] = m.summary.median;
+  return out;
+}
+
+CaseTimes::key_type case_of(const model::KernelPoint& p) { return {p.kernel, p.dtype, p.shape, p.flush_bytes}; }
+
+// The time of the cases measured now over their time in the model (time-weighted), and
+// how many were compared; 0 where none was.
+std::pair<double, std::size_t> against_model(const CaseTimes& now, const model::ComputeModel& model) {
+  double then = 0, again = 0;
+  std::size_t compared = 0;
+  for (const auto& p : model.points)
+    if (const auto at = now.find(case_of(p)); at != now.end() && p.seconds > 0) {
+      then += p.seconds;
+      again += at->second;
+      ++compared;
     }
-  }
-  SEXTANT_MPI_CHECK(MPI_Bcast(shape, sizeof shape, MPI_CHAR, 0, MPI_COMM_WORLD));
-  SEXTANT_MPI_CHECK(MPI_Bcast(&peak, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-  if (!(peak > 0)) return std::nullopt;
-  compute::MeasureOptions o;
-  o.kernels = {"peak_fma"};
-  o.cases = {{"peak_fma", shape, 0, ""}};
-  o.dtypes = {dtype};
-  o.validate = false;
-  o.stop = stats::StopRule{0.02, 0.05, 3, 50};
-  o.min_runs = 3;
-  barrier(MPI_COMM_WORLD, rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking);
-  const auto m = compute::measure_kernels(o);
-  double mine = m.size() == 1 && m[0].flops > 0 ? m[0].summary.median / (m[0].flops / peak) : 0;
-  std::vector<double> all(rt.size());
-  SEXTANT_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD));
-  double speed = 0;
-  for (double r : all)
-    if (r > 0 && (speed == 0 || std::fabs(r - 1) > std::fabs(speed - 1))) speed = r;
-  if (!(speed > 0)) return std::nullopt;
-  return speed;
+  return {compared > 0 ? again / then : 0.0, compared};
+}
+
+// The cases of the sweep's that a configuration's plan runs.
+compute::MeasureOptions own_cases(compute::MeasureOptions all, const model::TrainConfig& config) {
+  std::set<std::pair<std::string, std::string>> runs;
+  for (const auto& st : model::plan_step(config).stages)
+    for (const auto* phase : {&st.forward, &st.backward, &st.optimizer})
+      for (const auto& op : phase->compute) runs.insert({model::registry_kernel(op.kernel, op.shape), op.shape});
+  std::erase_if(all.cases, [&](const compute::KernelCase& c) { return !runs.count({c.kernel, c.shape}); });
+  return all;
+}
+
+// The model with the points measured again at their new times.
+model::ComputeModel remeasured(model::ComputeModel model, const CaseTimes& now) {
+  for (auto& p : model.points)
+    if (const auto at = now.find(case_of(p)); at != now.end()) p.seconds = at->second;
+  return model;
 }
 
 // The share of measured steps in which some rank's kernels took more than 1.25x their
@@ -331,32 +351,31 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
         if (*baseline) record_baseline(**baseline, results, json);
       }
     }
+    const auto plan = model::plan_step(entry.config);
+    const model::LevelMap levels{o.level, o.level, o.level};
+    auto predict = [&](const model::ComputeModel& m) { return model::predict_step(plan, *comm, m, levels, sync ? &*sync : nullptr); };
     model::StepPrediction predicted;
     if (rt.is_root()) {
-      auto plan = model::plan_step(entry.config);
-      model::LevelMap levels{o.level, o.level, o.level};
-      predicted = model::predict_step(plan, *comm, *compute, levels, sync ? &*sync : nullptr);
-      row.predicted = predicted.total;
+      predicted = predict(*compute);
       // The same from the operator models alone, never from the measured shapes.
       model::ComputeModel models_only = *compute;
       models_only.use_points = false;
-      row.predicted_models_only = model::predict_step(plan, *comm, models_only, levels, sync ? &*sync : nullptr).total;
+      row.predicted_models_only = predict(models_only).total;
     }
     run.lr = entry.lr;
-    // The machine's speed around the steps, and the steps' own disturbance; measured
-    // again while either is beyond its tolerance (SweepOptions::check_speed).
-    const bool check_speed = o.check_speed && !rt.oversubscribed();
-    const model::ComputeModel* model = rt.is_root() ? &*compute : nullptr;
-    auto off = [](const std::optional<double>& s) { return s ? std::fabs(*s - 1) : 0.0; };
+    // The kernels just before the steps (SweepOptions::kernels), and the steps' own
+    // disturbance; measured again while that is beyond its tolerance.
+    const bool check_speed = o.check_speed && !rt.oversubscribed() && !o.kernels.cases.empty();
+    const compute::MeasureOptions own = check_speed ? own_cases(o.kernels, entry.config) : compute::MeasureOptions{};
     TrainResult r;
-    std::optional<double> before, after;
+    CaseTimes kernels;  // rank 0's, of the run kept
+    std::optional<double> speed;
     double disturbed = 0;
     int attempts = 0;
     for (double best = 0; attempts < std::max(1, o.attempts);) {
       const double started = MPI_Wtime();
-      const auto speed_before = check_speed ? machine_speed(rt, entry.config.dtype, model) : std::nullopt;
+      CaseTimes ahead = check_speed ? measure_cases(rt, own) : CaseTimes{};
       TrainResult attempt = run_training(entry.config, run, MPI_COMM_WORLD);
-      const auto speed_after = check_speed ? machine_speed(rt, entry.config.dtype, model) : std::nullopt;
       if (attempts > 0) {  // a measurement again: its cost, alike on every rank
         double took = MPI_Wtime() - started;
         SEXTANT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &took, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
@@ -364,12 +383,12 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       }
       const double slow_steps = check_speed ? disturbed_steps(attempt) : 0;
       // How far this run is from a clean one (<= 0: clean); the least disturbed is kept.
-      const double badness = std::max(std::max(off(speed_before), off(speed_after)) - o.speed_tolerance,
-                                      slow_steps - o.disturbed_tolerance);
+      const double badness = slow_steps - o.disturbed_tolerance;
       ++attempts;
       if (attempts == 1 || badness < best) {
         r = std::move(attempt);
-        before = speed_before, after = speed_after, disturbed = slow_steps, best = badness;
+        kernels = std::move(ahead);
+        disturbed = slow_steps, best = badness;
       }
       if (best <= 0) break;
       if (retry_spent >= o.retry_seconds && attempts < o.attempts) {
@@ -381,16 +400,22 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
         break;
       }
       if (rt.is_root() && attempts < o.attempts)
-        std::printf("  (%s: a rank ran at %.2fx / %.2fx the model's speed before / after its steps, %.0f%% of the "
-                    "steps slowed: measured again)\n",
-                    entry.name.c_str(), speed_before.value_or(1), speed_after.value_or(1), 100 * slow_steps);
+        std::printf("  (%s: %.0f%% of the steps slowed: measured again)\n", entry.name.c_str(), 100 * slow_steps);
     }
     if (!rt.is_root()) continue;
+    row.predicted_from_file = predicted.total;
+    if (check_speed) {
+      const double vs_model = against_model(kernels, *compute).first;
+      if (vs_model > 0) speed = vs_model;
+      predicted = predict(remeasured(*compute, kernels));
+    }
+    row.predicted = predicted.total;
     auto s = stats::summarize(r.step_time);
     row.measured = s.median;
     row.ci_lo = s.ci_lo;
     row.ci_hi = s.ci_hi;
     row.error = (row.predicted - row.measured) / row.measured;
+    row.error_from_file = (row.predicted_from_file - row.measured) / row.measured;
     row.error_models_only = (row.predicted_models_only - row.measured) / row.measured;
     row.loss_first = r.loss.front();
     row.loss_last = r.loss.back();
@@ -408,10 +433,11 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       json->append("train", {{"configuration", entry.name}, {"config", entry.config},
                              {"measured_median_s", row.measured}, {"measured_ci_s", {row.ci_lo, row.ci_hi}},
                              {"step_times_s", r.step_time}, {"loss", r.loss}, {"prediction", predicted},
-                             {"error", row.error}, {"predicted_models_only_s", row.predicted_models_only},
+                             {"error", row.error}, {"predicted_from_model_file_s", row.predicted_from_file},
+                             {"error_from_model_file", row.error_from_file},
+                             {"predicted_models_only_s", row.predicted_models_only},
                              {"error_models_only", row.error_models_only}, {"oversubscribed", rt.oversubscribed()},
-                             {"machine_speed", {{"before", before ? nlohmann::json(*before) : nlohmann::json()},
-                                                {"after", after ? nlohmann::json(*after) : nlohmann::json()}}},
+                             {"kernels_vs_model", speed ? nlohmann::json(*speed) : nlohmann::json()},
                              {"attempts", attempts},
                              {"speedup", std::isfinite(row.speedup) ? nlohmann::json(row.speedup) : nlohmann::json()},
                              {"disturbed_steps", check_speed ? nlohmann::json(disturbed) : nlohmann::json()}});
@@ -439,11 +465,12 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       g.set_attr("measured_ci_hi", row.ci_hi);
       g.set_attr("predicted", row.predicted);
       g.set_attr("error", row.error);
+      g.set_attr("predicted_from_model_file", row.predicted_from_file);
+      g.set_attr("error_from_model_file", row.error_from_file);
       g.set_attr("predicted_models_only", row.predicted_models_only);
       g.set_attr("error_models_only", row.error_models_only);
-      // Missing where not measured (oversubscribed, or no ceiling for the dtype in the model).
-      if (before) g.set_attr("machine_speed_before", *before);
-      if (after) g.set_attr("machine_speed_after", *after);
+      // Missing where not measured (oversubscribed, or no kernel case of the plan in the model).
+      if (speed) g.set_attr("kernels_vs_model", *speed);
       g.set_attr("attempts", static_cast<std::int64_t>(attempts));
       if (std::isfinite(row.speedup)) g.set_attr("speedup", row.speedup);  // missing where no baseline was measured
       if (check_speed) g.set_attr("disturbed_steps", disturbed);
@@ -476,6 +503,10 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     auto models_only = rows;
     for (auto& r : models_only) r.error = r.error_models_only;
     std::printf("operator models only: %s\n", summary_line(models_only).c_str());
+    auto from_file = rows;
+    for (auto& r : from_file) r.error = r.error_from_file;
+    std::printf("every kernel as measured before the sweep (the model file as fitted): %s\n",
+                summary_line(from_file).c_str());
     std::printf("%s\n", summary_line(rows).c_str());
     std::fflush(stdout);
   }
@@ -484,37 +515,17 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
 
 std::optional<double> check_operator_drift(Runtime& rt, compute::MeasureOptions cases, const std::string& model_path,
                                            ResultsFile* results, JsonResults* json) {
-  cases.validate = false;  // validated before the sweep; this is about time only
-  cases.progress = nullptr;
-  // The step's operators only (not the ceilings' kernels, which no step runs).
-  std::set<std::string> operators;
-  for (const auto& c : cases.cases) operators.insert(c.kernel);
-  cases.kernels.assign(operators.begin(), operators.end());
-  const WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
-  cases.synchronize = [wait] { barrier(MPI_COMM_WORLD, wait); };  // as the suite measured them
-  cases.agree_more = [wait](bool more) { return any_rank(more, MPI_COMM_WORLD, wait); };
-  barrier(MPI_COMM_WORLD, wait);
-  const auto again = compute::measure_kernels(cases);
-  barrier(MPI_COMM_WORLD, wait);
+  const CaseTimes again = measure_cases(rt, std::move(cases));
   double out[2] = {0, 0};  // time-weighted ratio, median ratio; 0: none compared
   std::size_t compared = 0;
   if (rt.is_root()) {
     const auto file = model::read_model_file(model_path);
     const auto& model = model::compute_part(file, model_path);
-    double before = 0, after = 0;
-    std::vector<double> ratios;
-    for (const auto& m : again) {  // each against the model's measurement of the same case and cache state
-      const auto p = std::find_if(model.points.begin(), model.points.end(), [&](const model::KernelPoint& k) {
-        return k.kernel == m.name && k.dtype == m.dtype && k.shape == m.shape && k.flush_bytes == double(m.flush_bytes);
-      });
-      if (p == model.points.end() || !(m.summary.median > 0)) continue;
-      before += p->seconds;
-      after += m.summary.median;
-      ratios.push_back(m.summary.median / p->seconds);
-    }
-    compared = ratios.size();
+    std::vector<double> ratios;  // each against the model's measurement of the same case and cache state
+    for (const auto& p : model.points)
+      if (const auto at = again.find(case_of(p)); at != again.end() && p.seconds > 0) ratios.push_back(at->second / p.seconds);
+    std::tie(out[0], compared) = against_model(again, model);
     if (compared > 0) {
-      out[0] = after / before;
       out[1] = stats::median(ratios);
       std::printf("operator drift: %zu kernel cases measured again after the sweep take %.2fx their time in the "
                   "model (time-weighted; median case %.2fx)\n",

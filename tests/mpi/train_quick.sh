@@ -18,7 +18,7 @@ echo "train --quick: $(( $(date +%s) - start )) s"
 grep -qE '^median \|error\| [0-9.]+%  max \|error\| [0-9.]+%$' <<<"$out" || fail "no summary line"
 for c in dp2 tp2 tp_sp2 pp_gpipe2 pp_1f1b2 fsdp2; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
 "$python" - "$output" "${output%.h5}.json" "${output%.h5}" "$work/stdout" <<'PY'
-import csv, json, sys, h5py, numpy as np
+import csv, json, re, sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 printed = open(sys.argv[4]).read()  # the run's standard output
 train = f["train"]
@@ -69,21 +69,23 @@ for coll in ("allreduce", "reduce_scatter", "allgather"):
     assert len(isolated["bytes"]) < len(plain["bytes"]) and (isolated["gap"][()] > 0).all(), coll
     assert (plain["gap"][()] == 0).all(), coll
     assert {coll, coll + "~isolated"} <= set(model["comm/world"]), coll
-# The machine's speed around each configuration (the peak kernel against its ceiling):
-# recorded in both files; a configuration run more than once (a rank more than 25% off
-# the model's speed or 40% of its steps slowed, up to 3 runs) is one the table said it
-# measured again.
+# Each configuration's kernels measured just before its steps, against the model:
+# recorded in both files; a configuration run more than once (40% of its steps slowed,
+# up to 3 runs) is one the table said it measured again. Its prediction from the model
+# file as fitted is kept beside the one from those kernels.
 for name in train:
     a, d = train[name].attrs, in_doc[name]
     assert a["attempts"] == d["attempts"] and 1 <= a["attempts"] <= 3, (name, a["attempts"])
-    said = ("(%s: a rank ran at" % name) in printed
+    said = re.search(r"\(%s: \d+%% of the steps slowed: measured again\)" % re.escape(name), printed) is not None
     assert (a["attempts"] > 1) == said, (name, int(a["attempts"]), said)
-    if a["oversubscribed"]:
-        assert "machine_speed_before" not in a and d["machine_speed"] == {"before": None, "after": None}, name
+    from_file = a["predicted_from_model_file"]
+    assert from_file > 0 and d["predicted_from_model_file_s"] == from_file, name
+    assert abs(a["error_from_model_file"] - (from_file / a["measured_median"] - 1)) < 1e-9, name
+    if a["oversubscribed"]:  # nothing measured before the steps: the model file's prediction
+        assert "kernels_vs_model" not in a and d["kernels_vs_model"] is None, name
+        assert a["predicted"] == from_file, name
     else:
-        speeds = (a["machine_speed_before"], a["machine_speed_after"])
-        assert (d["machine_speed"]["before"], d["machine_speed"]["after"]) == speeds, name
-        assert all(0.2 < s < 5 for s in speeds), (name, speeds)
+        assert d["kernels_vs_model"] == a["kernels_vs_model"] and 0.2 < a["kernels_vs_model"] < 5, name
 BREAKDOWN = ["forward compute", "backward compute", "tp communication", "pp communication", "pipeline bubble",
              "dp communication (exposed)", "optimizer"]
 SHAPE = ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "global_batch", "dtype")

@@ -12,16 +12,18 @@
 # goals, median <= 5% and max <= 15%, were met (eight runs of the two small sizes:
 # median 4.7-10.5%, max 15-27%; see check_train.py).
 #
-# This machine is shared: for tens of seconds at a time it runs at up to ~1.5x its usual
-# time per operator (one vCPU or both; no steal time is recorded). A run whose
-# operators were measured in one state and its steps in another tests nothing, so
-# each run measures its kernels again after the sweep (its "operator drift", 0.96-1.02x
-# on a quiet machine), and its collectives (its "comm drift", which judges the namespace
-# network's runs too: a co-tenant slows the delay lines as well; in one run of this test a try
-# whose kernels kept their speed ran tp2.large at 1.4x its other tries' time), and a
-# network whose drift is more than 10% off 1 is measured
-# again, up to 3 times in all; the run with the drift nearest 1 is judged, whatever
-# its errors (the limits are not touched).
+# This machine is shared: for minutes at a time it runs at up to ~1.35x its usual time
+# per operator (one vCPU or both; no steal time is recorded). Each configuration's
+# kernels are measured again just before its steps and it is predicted from them
+# (docs/train-suite.md), so the machine's speed does not move the judged errors; the
+# collectives are measured once, before the sweep. The namespace network's collectives
+# are the larger part of its steps and its delay lines share the CPUs, so that run also
+# measures them again after the sweep (its "comm drift"; in one run of this test a try
+# ran tp2.large at 1.4x its other tries' time), and is run again while that is more than
+# 10% off 1, up to 2 runs in all; the one with the drift nearest 1 is judged, whatever
+# its errors (the limits are not touched). Shared memory runs once: its collectives are
+# a small share of its steps (4-34%), and their time moves 2-3x between launches of the
+# same command on this machine, which a rerun would chase without end.
 # Files: OUTDIR/train_shm.h5, OUTDIR/train_net.h5 (and their .model.h5, .out).
 set -euo pipefail
 [ $# -eq 5 ] || { echo "usage: $0 SEXTANT PYTHON OUTDIR DELAY_US RATE" >&2; exit 2; }
@@ -38,16 +40,16 @@ timed() {  # LABEL COMMAND...: run, keep the output, say how long it took
   sed -n '/^# training proxy/,$p' "$out/train_$label.out"
   echo "train sweep, $label: $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"
 }
-steady() {  # LABEL DRIFT_OF COMMAND... (ending in -o): run until the drift is within 10%
-  local label=$1 drift_of=$2; shift 2
+steady() {  # LABEL DRIFT_OF TRIES COMMAND... (ending in -o): run until the drift is within 10%
+  local label=$1 drift_of=$2 tries=$3; shift 3
   local try best="" best_off=""
-  for try in 1 2 3; do
+  for ((try = 1; try <= tries; try++)); do
     rm -f "$out/train_$label".{h5,model.h5}
     timed "$label" "$@" "$out/train_$label.h5"
     local line off rc
     line=$("$python" "$here/check_train.py" --drift "$out/train_$label.h5" --drift-tolerance 0.10 --drift-of "$drift_of") && rc=0 || rc=$?
     echo "train sweep, $label, try $try: $line"
-    [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || { echo "FAIL: train sweep, $label: no operator drift recorded" >&2; exit 1; }
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || { echo "FAIL: train sweep, $label: no $drift_of drift recorded" >&2; exit 1; }
     off=$(sed -n 's/.*: drift \([0-9.]*\)x.*/\1/p' <<<"$line" | awk '{ d = $1 - 1; print d < 0 ? -d : d }')
     if [ -z "$best" ] || awk -v a="$off" -v b="$best_off" 'BEGIN { exit !(a < b) }'; then
       best=$try best_off=$off
@@ -58,13 +60,11 @@ steady() {  # LABEL DRIFT_OF COMMAND... (ending in -o): run until the drift is w
   for f in h5 model.h5 out; do mv "$out/train_$label.best.$f" "$out/train_$label.$f"; done
   echo "train sweep, $label: judging try $best"
 }
-# Shared memory: 2 ranks on this machine's 2 CPUs, one thread each (the default). Judged
-# by its operators' drift alone: its collectives are a small share of its steps (4-34%),
-# and their time moves 2-3x between launches of the same command on this machine.
-steady shm operator timeout 280 mpiexec.mpich -n 2 "$sextant" run --suite train --quick --model-sizes small,medium,large -o
+# Shared memory: 2 ranks on this machine's 2 CPUs, one thread each (the default).
+steady shm operator 1 timeout 280 mpiexec.mpich -n 2 "$sextant" run --suite train --quick --model-sizes small,medium,large -o
 # The namespace network: one rank per host, each pinned to its own CPU by the cluster
 # (so one thread per rank).
-steady net both "$cluster" mpiexec --timeout 400 "$sextant" run --suite train --quick --model-sizes small,medium,large -o
+steady net comm 2 "$cluster" mpiexec --timeout 400 "$sextant" run --suite train --quick --model-sizes small,medium,large -o
 "$cluster" stats || true  # how late the delay lines released packets during the runs
 
 "$python" "$here/check_train.py" "shared memory=$out/train_shm.h5" \
