@@ -139,9 +139,9 @@ std::pair<double, std::size_t> against_model(const CaseTimes& now, const model::
 }
 
 // The cases of the sweep's that a configuration's plan runs.
-compute::MeasureOptions own_cases(compute::MeasureOptions all, const model::TrainConfig& config) {
+compute::MeasureOptions own_cases(compute::MeasureOptions all, const model::StepPlan& plan) {
   std::set<std::pair<std::string, std::string>> runs;
-  for (const auto& st : model::plan_step(config).stages)
+  for (const auto& st : plan.stages)
     for (const auto* phase : {&st.forward, &st.backward, &st.optimizer})
       for (const auto& op : phase->compute) runs.insert({model::registry_kernel(op.kernel, op.shape), op.shape});
   std::erase_if(all.cases, [&](const compute::KernelCase& c) { return !runs.count({c.kernel, c.shape}); });
@@ -366,7 +366,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     // The kernels just before the steps (SweepOptions::kernels), and the steps' own
     // disturbance; measured again while that is beyond its tolerance.
     const bool check_speed = o.check_speed && !rt.oversubscribed() && !o.kernels.cases.empty();
-    const compute::MeasureOptions own = check_speed ? own_cases(o.kernels, entry.config) : compute::MeasureOptions{};
+    const compute::MeasureOptions own = check_speed ? own_cases(o.kernels, plan) : compute::MeasureOptions{};
     TrainResult r;
     CaseTimes kernels;  // rank 0's, of the run kept
     std::optional<double> speed;
