@@ -212,14 +212,18 @@ std::vector<MeasuredGroup> read_comm_results(const std::string& results_path) {
     if (median.size() != bytes.size() || data_bytes.size() != bytes.size() || valid.size() != bytes.size())
       throw Error(g.where() + ": datasets bytes, median, data_bytes and valid differ in length");
     require_ranks(g, g.attr_int("ranks"));
+    std::vector<std::string> reasons;
+    if (g.has("unmeasured")) reasons = g.dataset("unmeasured").read_strings();
+    // A size is missing where no repetition was valid, or where the run said why it could
+    // not measure it (window mode: too few starts on time for a median; `valid` still
+    // counts those that were). Its median is NaN then; a measured one has a time.
+    const auto missing = [&](std::size_t i) { return valid[i] < 1 || (i < reasons.size() && !reasons[i].empty()); };
     for (std::size_t i = 0; i < bytes.size(); ++i) {
       const std::string at = "size " + std::to_string(i) + " (" + format_value(bytes[i]) + " bytes): ";
       require_value(finite_nonnegative(bytes[i]) && (i == 0 || bytes[i] > bytes[i - 1]), g,
                     at + "sizes must be finite and ascend");
       require_value(finite_nonnegative(valid[i]), g, at + "valid " + format_value(valid[i]));
-      // A size with no valid repetition is missing (its median NaN, its reason beside it);
-      // one that was measured has a time.
-      require_value(valid[i] < 1 || (std::isfinite(median[i]) && median[i] > 0), g,
+      require_value(missing(i) || (std::isfinite(median[i]) && median[i] > 0), g,
                     at + "median " + format_value(median[i]) + " s from " + format_value(valid[i]) +
                         " valid repetitions (a measured time is finite and > 0)");
     }
@@ -235,10 +239,8 @@ std::vector<MeasuredGroup> read_comm_results(const std::string& results_path) {
     require_value(finite_nonnegative(m.busbw_factor), g, "busbw_factor " + format_value(m.busbw_factor));
     // Bandwidth benchmarks time a window of messages: model one message of the stream.
     double window = g.has_attr("window") ? std::max<double>(1, static_cast<double>(g.attr_int("window"))) : 1;
-    std::vector<std::string> reasons;
-    if (g.has("unmeasured")) reasons = g.dataset("unmeasured").read_strings();
     for (std::size_t i = 0; i < bytes.size(); ++i) {
-      if (valid[i] < 1) {
+      if (missing(i)) {
         if (m.unmeasured++ == 0)
           m.unmeasured_reason = i < reasons.size() && !reasons[i].empty() ? reasons[i] : "no valid repetition";
         continue;

@@ -47,6 +47,14 @@ inline void to_json(nlohmann::json& j, const StepPrediction& p) {
   j = nlohmann::json{{"step_seconds", p.total}, {"bubble_fraction", p.bubble_fraction},
                      {"critical_stage", p.critical_stage}, {"notes", p.notes}};
   for (const auto& [name, t] : p.breakdown) j["breakdown_seconds"][name] = t;
+  // Every stage's times (per micro-batch where StageTimes says so): a pipeline's
+  // critical stage is not always the one a reader would guess.
+  for (const auto& s : p.stages)
+    j["stages"].push_back({{"forward_compute", s.forward_compute}, {"backward_compute", s.backward_compute},
+                           {"forward_tp", s.forward_tp}, {"backward_tp", s.backward_tp},
+                           {"forward_dp", s.forward_dp}, {"backward_dp", s.backward_dp},
+                           {"dp_total", s.dp_total}, {"dp_exposed", s.dp_exposed}, {"optimizer", s.optimizer},
+                           {"waits", s.waits}, {"transfers", s.transfers}, {"finish", s.finish}});
 }
 
 inline void to_json(nlohmann::json& j, const LevelMap& m) {
@@ -57,6 +65,7 @@ inline void to_json(nlohmann::json& j, const LevelMap& m) {
 // traffic was costed on and its step working set.
 inline void to_json(nlohmann::json& j, const RankedLayout& r) {
   j = r.prediction;
+  j.erase("stages");  // thousands of layouts: their totals and breakdowns are what a search compares
   j["config"] = r.config;
   j["levels"] = r.levels;
   j["memory_bytes_per_rank"] = r.memory_bytes;

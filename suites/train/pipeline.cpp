@@ -224,14 +224,23 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
   add_plan_kernels(rt, sweep, compute.kernels);
   compute.kernels.dtypes = {"float32"};
   compute.sweep.dtype = "float32";
+  // Where a run's time goes (a CI limit on the whole run is sized from these).
+  double mark = MPI_Wtime();
+  const auto took = [&](const char* what) {
+    const double now = MPI_Wtime();
+    if (rt.is_root()) std::fprintf(stderr, "sextant: train suite: %s took %.1f s\n", what, now - mark);
+    mark = now;
+  };
   comm::Outcome outcome = comm::run_comm_suite(rt, comm, results.get(), json);
   if (!o.comm_sizes_given) {
     const auto isolated = measure_isolated_collectives(rt, comm, results.get(), json);
     outcome.wrong += isolated.wrong;
     outcome.unmeasured += isolated.unmeasured;
   }
+  took("the collectives");
   outcome.wrong += compute::run_compute_suite(rt, compute, results.get(), json);
   if (rt.size() > 1) measure_sync_skew(rt, results.get(), o.quick);
+  took("the kernels and the partners' wait");
 
   const std::string model_path = results_path.substr(0, results_path.rfind(".h5")) + ".model.h5";
   if (rt.is_root()) {
@@ -258,12 +267,15 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
     so.precision = 0;
     so.attempts = 1;  // the machine's speed is still measured and recorded
   }
+  took("the fit");
   run_train_sweep(rt, sweep, so, results.get(), json);
+  took("the configurations");
   // Was the machine as fast at the end as when its operators were measured? (Timings
   // of an oversubscribed run mean nothing either way.)
   if (!rt.oversubscribed()) {
     check_operator_drift(rt, compute.kernels, model_path, results.get(), json);
     if (rt.size() > 1 && !o.comm_sizes_given) check_comm_drift(rt, comm, model_path, results.get(), json);
+    took("the drift checks");
   }
   return outcome;
 }

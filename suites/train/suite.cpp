@@ -43,21 +43,48 @@ model::TrainConfig model_size(const std::string& size) {
   return c;
 }
 
-// Rank 0's kernels by total time: mean seconds per call inside the step; the compute
+using KernelProfile = std::map<std::string, std::pair<double, long>>;  // TrainResult::kernels
+
+// World rank `from`'s kernel profile, at the root (an empty one elsewhere).
+KernelProfile profile_at_root(const Runtime& rt, const KernelProfile& mine, int from) {
+  if (from == 0) return rt.is_root() ? mine : KernelProfile{};
+  std::string text;  // "kernel shape\tseconds\tcalls\n" per entry
+  if (rt.rank() == from)
+    for (const auto& [key, v] : mine) text += key + '\t' + std::to_string(v.first) + '\t' + std::to_string(v.second) + '\n';
+  int length = static_cast<int>(text.size());
+  if (rt.rank() == from) SEXTANT_MPI_CHECK(MPI_Send(&length, 1, MPI_INT, 0, 0, MPI_COMM_WORLD));
+  if (rt.is_root()) SEXTANT_MPI_CHECK(MPI_Recv(&length, 1, MPI_INT, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  text.resize(length);
+  if (rt.rank() == from) SEXTANT_MPI_CHECK(MPI_Send(text.data(), length, MPI_CHAR, 0, 1, MPI_COMM_WORLD));
+  if (rt.is_root()) SEXTANT_MPI_CHECK(MPI_Recv(text.data(), length, MPI_CHAR, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  KernelProfile out;
+  if (!rt.is_root()) return out;
+  for (std::size_t at = 0; at < text.size();) {
+    const auto tab1 = text.find('\t', at), tab2 = text.find('\t', tab1 + 1), end = text.find('\n', tab2 + 1);
+    out[text.substr(at, tab1 - at)] = {std::stod(text.substr(tab1 + 1, tab2 - tab1 - 1)),
+                                       std::stol(text.substr(tab2 + 1, end - tab2 - 1))};
+    at = end + 1;
+  }
+  return out;
+}
+
+// A rank's kernels by total time: mean seconds per call inside the step; the compute
 // suite's measurements of the same kernel and shape, hot (back to back), warm (after
 // the private caches were flushed) and cold (after the last level was), from the model
 // file; what the step predictor costs a call at in the step (between them by the cache
-// state, the mean over the stage's calls of that shape), and the ratio of the step's
+// state, the mean over its stage's calls of that shape), and the ratio of the step's
 // time to it; then the same over every kernel the model costs.
-void print_kernel_profile(const TrainResult& r, const model::ComputeModel& compute, const model::TrainConfig& config) {
+void print_kernel_profile(const KernelProfile& kernels, int rank, int stage, const model::ComputeModel& compute,
+                          const model::TrainConfig& config) {
   const auto plan = model::plan_step(config);
   const auto retention = compute.cache_retention();
   const auto misses = retention && compute.has_cache_bounds()
-                          ? model::operand_misses(plan, 0, *retention, nullptr, model::hot_seconds(compute, config.dtype))
+                          ? model::operand_misses(plan, stage, *retention, nullptr, model::hot_seconds(compute, config.dtype))
                           : std::map<std::string, model::OperandMisses>{};
-  std::vector<std::pair<std::string, std::pair<double, long>>> ks(r.kernels.begin(), r.kernels.end());
+  std::vector<std::pair<std::string, std::pair<double, long>>> ks(kernels.begin(), kernels.end());
   std::sort(ks.begin(), ks.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  std::printf("  %-58s %6s %11s %9s %9s %9s %11s %7s\n", "kernel shape (rank 0, by total time)", "calls",
+  const std::string title = "kernel shape (rank " + std::to_string(rank) + ", stage " + std::to_string(stage) + ", by total time)";
+  std::printf("  %-58s %6s %11s %9s %9s %9s %11s %7s\n", title.c_str(), "calls",
               "in step(us)", "hot(us)", "warm(us)", "cold(us)", "predicted", "ratio");
   double total[5] = {0, 0, 0, 0, 0};  // in the step, hot, warm, cold, predicted
   for (std::size_t i = 0; i < ks.size(); ++i) {
@@ -69,7 +96,8 @@ void print_kernel_profile(const TrainResult& r, const model::ComputeModel& compu
     const auto e = compute.predict(kernel, config.dtype, 0, 0, "", shape);
     double predicted = 0;
     int calls = 0;
-    for (const auto* phase : {&plan.stages[0].forward, &plan.stages[0].backward, &plan.stages[0].optimizer})
+    const auto& st = plan.stages[stage];
+    for (const auto* phase : {&st.forward, &st.backward, &st.optimizer})
       for (const auto& op : phase->compute) {
         if (op.kernel + " " + op.shape != key) continue;
         predicted += model::op_cost_in_step(compute, config.dtype, op, misses);
@@ -402,6 +430,15 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       if (rt.is_root() && attempts < o.attempts)
         std::printf("  (%s: %.0f%% of the steps slowed: measured again)\n", entry.name.c_str(), 100 * slow_steps);
     }
+    // The profile of rank 0 and, in a pipeline, of the last stage's first rank (the
+    // head's kernels run there): every rank takes part in moving it to the root.
+    KernelProfile last_stage_kernels;
+    int last_stage_rank = 0;
+    if (run.profile && entry.config.pp > 1) {
+      for (int w = 0; w < static_cast<int>(r.coords.size()); ++w)
+        if (r.coords[w].pp == entry.config.pp - 1 && r.coords[w].tp == 0 && r.coords[w].dp == 0) last_stage_rank = w;
+      last_stage_kernels = profile_at_root(rt, r.kernels, last_stage_rank);
+    }
     if (!rt.is_root()) continue;
     row.predicted_from_file = predicted.total;
     if (check_speed) {
@@ -496,7 +533,10 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
                  "total,forward,backward,optimizer,tp_comm,pp_comm,dp_comm,pipeline_idle,other");
       results->flush();
     }
-    if (run.profile) print_kernel_profile(r, *compute, entry.config);
+    if (run.profile) {
+      print_kernel_profile(r.kernels, 0, 0, *compute, entry.config);
+      if (last_stage_rank > 0) print_kernel_profile(last_stage_kernels, last_stage_rank, entry.config.pp - 1, *compute, entry.config);
+    }
     rows.push_back(row);
   }
   if (rt.is_root()) {

@@ -335,6 +335,39 @@ void expect_fit_rejected(const std::string& path) {
   }
 }
 
+// Window mode stores a size whose starts were nearly all late as missing: a NaN median,
+// the few starts that were on time still counted in `valid`, and the reason beside it.
+// The fit leaves it out; a NaN median with no reason is still a corrupt file.
+TEST(CommModel, SizesStoredAsNotMeasuredAreLeftOut) {
+  const Bench pingpong{"world", "pingpong", "byte", 2, 1, 1.0, false, pingpong_time};
+  auto path = write_results("unmeasured.h5", {pingpong});
+  const auto mark = [&](bool with_reason) {
+    h5::File f(path, h5::File::Mode::read_write);
+    h5::Group g = f.group("comm").group("world").group("pingpong").group("byte").group("p2");
+    auto median = g.dataset("median").read_doubles();
+    std::vector<std::int64_t> valid(median.size(), 50);
+    valid[0] = 0;
+    median[12] = std::nan("");
+    valid[12] = 1;
+    g.write("median", median);
+    g.write("valid", valid);
+    std::vector<std::string> reasons(median.size());
+    if (with_reason) reasons[12] = "1 of 10 starts on time in window mode (3 attempts, window widened to 0.015 s)";
+    g.write("unmeasured", reasons);
+  };
+  mark(true);
+  const auto groups = sextant::model::read_comm_results(path);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].unmeasured, 2u);  // the 1-byte size (no valid repetition) and this one
+  EXPECT_EQ(groups[0].points.size(), 23u);
+  for (const auto& m : groups[0].points) EXPECT_NE(m.bytes, 4096.0);
+  const auto model = fit_model_file(path);
+  EXPECT_NEAR(model.comm->predict("pingpong", 4096, 2, "world", "byte").seconds, pingpong_time(4096),
+              0.05 * pingpong_time(4096));
+  mark(false);
+  expect_fit_rejected(path);
+}
+
 TEST(CommModel, FitRejectsFilesWithNothingToFit) {
   auto model_path = tmp_path("not_results.h5");
   write_model_file(model_path, {}, fit_model_file(standard_results()));
