@@ -216,24 +216,36 @@ static int choose_device(int local_rank) {
 // Sapphire Rapids core: a quarter of its rate), which a user must hear about.
 struct BlasSetup {
   std::string description, warning;
+  void warn(const std::string& text) { warning += (warning.empty() ? "" : "; ") + text; }
 };
 static BlasSetup configure_blas(int threads) {
   BlasSetup b;
   const std::string n = ", " + std::to_string(threads) + " threads";
   if (void* f = dlsym(RTLD_DEFAULT, "openblas_set_num_threads")) {
     reinterpret_cast<void (*)(int)>(f)(threads);
-    std::string core = "unknown";
+    std::string core = "unknown", threading = "unknown";
     if (void* g = dlsym(RTLD_DEFAULT, "openblas_get_corename")) core = reinterpret_cast<char* (*)()>(g)();
-    b.description = "OpenBLAS (" + core + " kernels)" + n;
+    if (void* g = dlsym(RTLD_DEFAULT, "openblas_get_parallel")) {
+      const int parallel = reinterpret_cast<int (*)()>(g)();
+      threading = parallel == 0 ? "sequential" : parallel == 1 ? "pthreads" : parallel == 2 ? "OpenMP" : "unknown";
+    }
+    b.description = "OpenBLAS (" + core + " kernels, " + threading + " threading)" + n;
+    // Two thread pools on the rank's cores: after a Kokkos (OpenMP) region libgomp's
+    // idle workers spin while OpenBLAS's own wait for the scheduler.
+    if (threading == "pthreads" && threads > 1)
+      b.warn("OpenBLAS runs its own pthreads beside the OpenMP threads of the kernels (" + std::to_string(threads) +
+             " threads per rank): a GEMM right after a portable kernel can wait milliseconds for them. "
+             "OpenBLAS's OpenMP build (Debian: libopenblas0-openmp; SEXTANT_BLAS_DIR at configure time) "
+             "shares one pool");
     static const std::set<std::string> generic{"Prescott", "Katmai", "Coppermine", "Northwood", "Core2",
                                                "Penryn", "Dunnington", "Nehalem", "Atom", "Barcelona"};
 #if defined(__x86_64__) || defined(__i386__)
     if (generic.count(core) && (__builtin_cpu_supports("avx512f") || __builtin_cpu_supports("avx2")))
-      b.warning = "OpenBLAS runs its generic " + core + " kernels on a CPU with " +
-                  (__builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2") +
-                  " (it does not know this CPU model): the vendor path's GEMMs run at a fraction of their rate. "
-                  "OPENBLAS_CORETYPE=" + (__builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell") +
-                  " selects the right ones; the measurements stay true to what ran either way";
+      b.warn("OpenBLAS runs its generic " + core + " kernels on a CPU with " +
+             (__builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2") +
+             " (it does not know this CPU model): the vendor path's GEMMs run at a fraction of their rate. "
+             "OPENBLAS_CORETYPE=" + (__builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell") +
+             " selects the right ones; the measurements stay true to what ran either way");
 #endif
   } else if (void* f = dlsym(RTLD_DEFAULT, "bli_thread_set_num_threads")) {
     reinterpret_cast<void (*)(int)>(f)(threads);

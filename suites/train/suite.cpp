@@ -50,7 +50,11 @@ KernelProfile profile_at_root(const Runtime& rt, const KernelProfile& mine, int 
   if (from == 0) return rt.is_root() ? mine : KernelProfile{};
   std::string text;  // "kernel shape\tseconds\tcalls\n" per entry
   if (rt.rank() == from)
-    for (const auto& [key, v] : mine) text += key + '\t' + std::to_string(v.first) + '\t' + std::to_string(v.second) + '\n';
+    for (const auto& [key, v] : mine) {
+      char numbers[64];
+      std::snprintf(numbers, sizeof numbers, "\t%.17g\t%ld\n", v.first, v.second);
+      text += key + numbers;
+    }
   int length = static_cast<int>(text.size());
   if (rt.rank() == from) SEXTANT_MPI_CHECK(MPI_Send(&length, 1, MPI_INT, 0, 0, MPI_COMM_WORLD));
   if (rt.is_root()) SEXTANT_MPI_CHECK(MPI_Recv(&length, 1, MPI_INT, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
@@ -431,7 +435,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
         std::printf("  (%s: %.0f%% of the steps slowed: measured again)\n", entry.name.c_str(), 100 * slow_steps);
     }
     // The profile of rank 0 and, in a pipeline, of the last stage's first rank (the
-    // head's kernels run there): every rank takes part in moving it to the root.
+    // head's kernels run there), which sends it to the root.
     KernelProfile last_stage_kernels;
     int last_stage_rank = 0;
     if (run.profile && entry.config.pp > 1) {
