@@ -49,9 +49,8 @@ with h5py.File(sys.argv[1], "r") as plain, h5py.File(sys.argv[2], "r") as rc:
     assert worst <= 1e-6, "recomputation changed the loss curve by %.3g" % worst
 p, f = (json.load(open(x))["prediction"]["breakdown_seconds"] for x in sys.argv[3:5])
 extra = f["backward compute"] - p["backward compute"]
-# Only that it is costed: on one rank with two threads the vendor GEMMs' isolated times
-# are erratic (OpenBLAS's own threads beside Kokkos's), and the recomputed ops meet
-# other cache states than the forward's, so no tighter bound holds on every host.
+# Only that it is costed: the recomputed ops meet other cache states than the forward's,
+# so no tighter bound holds on every host.
 assert extra > 0, (extra, f, p)
 print("recompute=full: the same loss curve (%.2g); predicted backward +%.3f ms for a forward of %.3f ms"
       % (worst, 1e3 * extra, 1e3 * p["forward compute"]))
