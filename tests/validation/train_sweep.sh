@@ -48,7 +48,7 @@ timed() {  # LABEL COMMAND...: run, keep the output, say how long it took
   local took; took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
   if [ "$rc" -ne 0 ]; then
     tail -25 "$out/train_$label.out"
-    echo "FAIL: train sweep, $label: exit $rc after $took s (124: its time limit)" >&2
+    echo "FAIL: train sweep, $label: exit $rc after $took s" >&2
     exit 1
   fi
   # Where the time went, the table and the drift lines only: the collectives measured
