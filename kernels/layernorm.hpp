@@ -7,7 +7,7 @@
 //            dx_ij = rstd_i (g_ij - mean_j g_ij - xhat_ij mean_j (g_ij xhat_ij)),
 //            dgamma_j = sum_i dy_ij xhat_ij,  dbeta_j = sum_i dy_ij.
 // Host: a work item per row (forward) or per chunk of rows (backward), its row loops on
-// contiguous memory, the row sums in explicit vectors (kernels/host_loops.hpp); the
+// contiguous memory, the row sums and passes in explicit vectors (kernels/host_loops.hpp); the
 // forward asks for the next row while it works on this one (rows of a few KiB end
 // before a hardware prefetcher has learnt them), the backward takes its two row sums in
 // one pass over dy, gamma and x; the backward chunk also adds its rows' dgamma and
@@ -56,8 +56,7 @@ void layernorm_forward(const Exec& exec, VX x, VG gamma, VB beta,
               return d * d;
             });
             const Scalar r = Scalar(1) / math::sqrt(sq / Scalar(n) + eps);
-            SEXTANT_INDEPENDENT_ITERATIONS
-            for (std::int64_t j = 0; j < cols; ++j) yi[j] = (xi[j] - mu) * r * g[j] + b[j];
+            host::for_each<Scalar>(cols, [&](auto at) { at.store(yi, (at.load(xi) - mu) * r * at.load(g) + at.load(b)); });
             mean(i) = mu;
             rstd(i) = r;
           });
@@ -126,13 +125,13 @@ void layernorm_backward(const Exec& exec, VDY dy, VX x, VG gamma, VS mean, VS rs
                 return std::pair{gj, gj * (at.load(xi) - mu)};
               });
               const Scalar mean_g = sum_g / Scalar(n), mean_gx = sum_gx * r / Scalar(n);
-              SEXTANT_INDEPENDENT_ITERATIONS
-              for (std::int64_t j = 0; j < cols; ++j) {
-                const Scalar xhat = (xi[j] - mu) * r;
-                dxi[j] = r * (dyi[j] * g[j] - mean_g - xhat * mean_gx);
-                dg[j] += dyi[j] * xhat;
-                db[j] += dyi[j];
-              }
+              host::for_each<Scalar>(cols, [&](auto at) {
+                const auto dyj = at.load(dyi);
+                const auto xhat = (at.load(xi) - mu) * r;
+                at.store(dxi, r * (dyj * at.load(g) - mean_g - xhat * mean_gx));
+                at.store(dg, at.load(dg) + dyj * xhat);
+                at.store(db, at.load(db) + dyj);
+              });
             }
           });
       host::add_partial_rows(exec, partial, 0, dgamma);

@@ -40,8 +40,7 @@ void softmax_forward(const Exec& exec, VX x, VY y) {
             SEXTANT_INDEPENDENT_ITERATIONS
             for (int j = 0; j < cols; ++j) yi[j] = fast::exp_nonpositive(Scalar(xi[j] - m));
             const Scalar inv = Scalar(1) / host::sum<Scalar>(cols, [&](auto at) { return at.load(yi); });
-            SEXTANT_INDEPENDENT_ITERATIONS
-            for (int j = 0; j < cols; ++j) yi[j] *= inv;
+            host::for_each<Scalar>(cols, [&](auto at) { at.store(yi, at.load(yi) * inv); });
           });
       return;
     }
@@ -86,8 +85,7 @@ void softmax_backward(const Exec& exec, VY y, VDY dy, VDX dx) {
             const Scalar* dyi = host::row(dy, i);
             Scalar* dxi = host::row(dx, i);  // may be dyi
             const Scalar dot = host::sum<Scalar>(cols, [&](auto at) { return at.load(yi) * at.load(dyi); });
-            SEXTANT_INDEPENDENT_ITERATIONS
-            for (int j = 0; j < cols; ++j) dxi[j] = yi[j] * (dyi[j] - dot);
+            host::for_each<Scalar>(cols, [&](auto at) { at.store(dxi, at.load(yi) * (at.load(dyi) - dot)); });
           });
       return;
     }
