@@ -145,7 +145,7 @@ inline std::pair<T, T> sum2(std::int64_t n, Term term) {
 }
 
 // An element-wise pass over a row, in vectors from its first element, then the tail.
-// Written out because GCC 12 vectorised such loops (x86-64-v4) from their second element
+// Written out because GCC 12 vectorised such loops for AVX-512 from their second element
 // on, after one scalar iteration: with rows that start on a 64-byte boundary every
 // 64-byte load and store then spanned two cache lines (a layer norm's output pass ran at
 // two thirds of the AVX2 build's speed on the same host).
