@@ -8,8 +8,8 @@
 // float32: truncation below 0.05 ulp), times 2^n built in the exponent bits. Inputs are
 // clamped to where 2^n is a normal number: below the range the result is the smallest
 // normal exponent's value (~1e-308, ~1e-38) instead of a subnormal or 0, above it the
-// largest finite power (~8e307, ~2e38) instead of inf; both are what a sigmoid or a
-// softmax needs. Error within the range: <= 2 ulp (tests/kernels check it against libm
+// largest finite power (~8e307, ~2e38) instead of inf; both are what a softmax
+// needs. Error within the range: <= 2 ulp (tests/kernels check it against libm
 // over the whole range); the serial references' bounds allow it.
 #include <cstdint>
 #include <cstring>
@@ -93,7 +93,7 @@ KOKKOS_INLINE_FUNCTION Scalar exp(Scalar x) {
   return detail::exp<Scalar, false>(x);
 }
 
-// e^x for x <= 0 (a softmax's x - max, a sigmoid's -|t|): exp's values there, with one
+// e^x for x <= 0 (a softmax's x - max): exp's values there, with one
 // clamp fewer. Above exp's range (x > hi) the exponent field would overflow into garbage,
 // so callers pass x <= 0 only.
 template <class Scalar>
@@ -101,15 +101,106 @@ KOKKOS_INLINE_FUNCTION Scalar exp_nonpositive(Scalar x) {
   return detail::exp<Scalar, true>(x);
 }
 
-// The logistic function 1 / (1 + e^-t), from e^-|t| (never overflows) and one division.
-// Written with exp's argument never above 0, the compiler's vector code has no branch
-// for the upper clamp: with 1 / (1 + exp(-t)) GCC emitted that branch with a division of
-// its own, and a vector division is the slowest operation of a GELU (16 cycles per 8
-// float64 lanes on an AVX-512 core).
+// The lane type of a value the element-wise helpers below take: the value's own type
+// for a scalar, the element type for a host vector (kernels/isa.hpp's Vector).
+template <class V>
+struct Element {
+  using type = V;
+};
+template <class V>
+  requires requires(V v) { v[0]; }
+struct Element<V> {
+  using type = std::remove_cvref_t<decltype(std::declval<V>()[0])>;
+};
+template <class V>
+using element_t = typename Element<V>::type;
+
+// Integers of the width of V's lanes, as a scalar or a vector of V's size.
+template <class V, class Bits>
+struct BitsOf {
+  using type = Bits;
+};
+template <class V, class Bits>
+  requires requires(V v) { v[0]; }
+struct BitsOf<V, Bits> {
+  typedef Bits type __attribute__((vector_size(sizeof(V))));
+};
+
+// 2^v on a scalar or lane by lane on a host vector, with v clamped to where 2^n is a
+// normal number. For callers whose v comes out of their own arithmetic (GELU's
+// -2u log2 e): v carries that arithmetic's relative rounding error, so the Cody-Waite
+// split of exp's x / ln 2 buys no accuracy there, and folding log2 e into the caller's
+// constants saves exp's two multiplications by ln 2 parts. f = v - n is exact; 2^f is
+// e^(f ln 2) by exp's Taylor polynomial in f (coefficients (ln 2)^k / k!, the same
+// truncation). Written for vectors too because GCC, given the clamps in a scalar loop,
+// vectorised each clamped branch to a constant of its own and blended the results:
+// several extra compares, blends and a second division per vector.
 template <class Scalar>
-KOKKOS_INLINE_FUNCTION Scalar sigmoid(Scalar t) {
-  const Scalar e = exp_nonpositive(t < Scalar(0) ? t : -t);
-  return (t < Scalar(0) ? e : Scalar(1)) / (Scalar(1) + e);
+struct Exp2Constants;
+template <>
+struct Exp2Constants<double> {
+  using Bits = std::uint64_t;
+  static constexpr double lo = -1022.0, hi = 1023.0, shifter = 0x1.8p52;
+  static constexpr int degree = 13, mantissa_bits = 52, bias = 1023;
+};
+template <>
+struct Exp2Constants<float> {
+  using Bits = std::uint32_t;
+  static constexpr float lo = -126.0f, hi = 127.0f, shifter = 0x1.8p23f;
+  static constexpr int degree = 7, mantissa_bits = 23, bias = 127;
+};
+
+template <class Scalar>
+constexpr Scalar exp2_taylor_coefficient(int k) {  // (ln 2)^k / k!, rounded once
+  long double c = 1;
+  for (int i = 1; i <= k; ++i) c *= 0.693147180559945309417232121458176568L / i;
+  return Scalar(c);
+}
+
+template <class Scalar, int D, class V, int... K>
+KOKKOS_INLINE_FUNCTION V exp2_polynomial(V f, std::integer_sequence<int, K...>) {
+  V p = f * exp2_taylor_coefficient<Scalar>(D) + exp2_taylor_coefficient<Scalar>(D - 1);
+  ((p = p * f + exp2_taylor_coefficient<Scalar>(D - 2 - K)), ...);
+  return p;
+}
+
+namespace detail {
+template <bool clamp, class V>
+KOKKOS_INLINE_FUNCTION V exp2(V v) {
+  using Scalar = element_t<V>;
+  if constexpr (std::is_same_v<Scalar, double> || std::is_same_v<Scalar, float>) {
+    using C = Exp2Constants<Scalar>;
+    if constexpr (clamp) {
+      v = v < C::lo ? C::lo : v;
+      v = v > C::hi ? C::hi : v;
+    }
+    const V kn = v + C::shifter;  // n in the low bits of kn's mantissa
+    const V f = v - (kn - C::shifter);
+    const V p = exp2_polynomial<Scalar, C::degree>(f, std::make_integer_sequence<int, C::degree - 1>{});
+    using Bits = typename BitsOf<V, typename C::Bits>::type;
+    Bits bits;
+    std::memcpy(&bits, &kn, sizeof bits);
+    bits = (bits << C::mantissa_bits) + (typename C::Bits(C::bias) << C::mantissa_bits);
+    V scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+  } else {
+    return static_cast<V>(exp2<clamp>(static_cast<float>(v)));  // half types: through float
+  }
+}
+}  // namespace detail
+
+template <class V>
+KOKKOS_INLINE_FUNCTION V exp2(V v) {
+  return detail::exp2<true>(v);
+}
+
+// 2^v for callers that keep v within [lo, hi] of Exp2Constants (their own clamp on an
+// earlier value): the same values without exp2's two clamps. Outside that range the
+// exponent field overflows into garbage.
+template <class V>
+KOKKOS_INLINE_FUNCTION V exp2_within_range(V v) {
+  return detail::exp2<false>(v);
 }
 
 }  // namespace sextant::kernels::fast

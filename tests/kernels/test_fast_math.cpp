@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "kernels/fast_math.hpp"
+#include "kernels/isa.hpp"
 
 namespace {
 
@@ -74,5 +75,42 @@ TEST(FastExp, ClampsOutsideTheRange) {
   }
   EXPECT_TRUE(std::isnan(exp(std::nan(""))));
 }
+
+// exp2, the base-2 variant GELU takes its exponential from: within 2 ulp of libm's exp2
+// over the range where 2^v is a normal number, clamped outside it, and the same values
+// lane by lane on a host vector as on scalars.
+TEST(FastExp2, WithinTwoUlpOverItsRangeAndClamped) {
+  using sextant::kernels::fast::exp2;
+  auto worst = [](auto zero, double lo, double hi, double step) {
+    using T = decltype(zero);
+    double w = 0;
+    for (double v = lo; v <= hi; v += step) w = std::max(w, ulps(exp2(T(v)), std::exp2(T(v))));
+    return w;
+  };
+  EXPECT_LE(worst(0.0, -1022.0, 1023.0, 0.00053), 2.0);
+  EXPECT_LE(worst(0.0f, -126.0, 127.0, 0.00013), 2.0);
+  EXPECT_LE(worst(0.0f, -1.0, 1.0, 1e-6), 2.0);
+  for (float v : {-1e30f, -200.0f, -127.0f}) EXPECT_LE(exp2(v), std::exp2(-125.0f)) << v;
+  for (float v : {128.0f, 200.0f, 1e30f}) {
+    EXPECT_TRUE(std::isfinite(exp2(v))) << v;
+    EXPECT_GE(exp2(v), std::exp2(126.0f)) << v;
+  }
+  for (double v : {-1e300, -2000.0}) EXPECT_LE(exp2(v), std::exp2(-1021.0)) << v;
+  for (double v : {1024.5, 1e300}) EXPECT_TRUE(std::isfinite(exp2(v))) << v;
+}
+
+#ifdef SEXTANT_HOST_VECTORS
+TEST(FastExp2, HostVectorsEqualScalars) {
+  using sextant::kernels::fast::exp2;
+  using V = sextant::kernels::isa::Vector<float>::type;
+  constexpr int W = sizeof(V) / sizeof(float);
+  for (float start : {-300.0f, -126.5f, -3.1f, 0.0f, 126.2f}) {
+    V v;
+    for (int l = 0; l < W; ++l) v[l] = start + 0.37f * float(l);
+    const V e = exp2(v);
+    for (int l = 0; l < W; ++l) EXPECT_EQ(e[l], exp2(float(v[l]))) << v[l];
+  }
+}
+#endif
 
 }  // namespace

@@ -130,6 +130,46 @@ TEST(RowKernels, SoftmaxHostGenericAndInPlace) {
   check_softmax_paths<float>();
 }
 
+// bias+GELU over the whole range of its input, where exp2's clamps act (|z| beyond ~9
+// for float32, ~20 for float64) and the output saturates to z or to 0: finite, and
+// within the reference's bound, forward and backward, in vectors and in the row's tail.
+template <class Scalar>
+void check_gelu_whole_range() {
+  const std::int64_t rows = 3, cols = 45;
+  const double u = descriptors::unit_roundoff<Scalar>();
+  Exec exec;
+  View2<Scalar, Exec> x("x", rows, cols), y("y", rows, cols), dy("dy", rows, cols), dx("dx", rows, cols);
+  View1<Scalar, Exec> bias("bias", cols), dbias("dbias", cols);
+  auto hx = Kokkos::create_mirror_view(x);
+  const double big = std::is_same_v<Scalar, float> ? 1e30 : 1e300;
+  const double ends[] = {-big, -1e4, -120.0, -40.0, -25.0, -12.0, -9.5, 9.5, 12.0, 25.0, 40.0, 120.0, 1e4, big};
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const std::int64_t k = i * cols + j;  // every end value, then a sweep of [-30, 30]
+      hx(i, j) = Scalar(k < 14 ? ends[k] : -30.0 + 60.0 * double(k - 14) / double(rows * cols - 15));
+    }
+  Kokkos::deep_copy(x, hx);
+  fill_uniform(exec, dy, 11, 0.1, 1.0);
+  Kokkos::deep_copy(bias, Scalar(0));
+  bias_gelu_forward(exec, x, bias, y);
+  bias_gelu_backward(exec, dy, x, bias, dx, dbias);
+  exec.fence();
+  const auto hy = to_host(y), hdx = to_host(dx);
+  for (std::size_t k = 0; k < hy.size(); ++k) {
+    EXPECT_TRUE(std::isfinite(hy[k])) << "gelu(" << double(hx.data()[k]) << ")";
+    EXPECT_TRUE(std::isfinite(hdx[k])) << "gelu'(" << double(hx.data()[k]) << ")";
+  }
+  Validation v;
+  descriptors::compare(v, "y", hy, reference::bias_gelu_forward(rows, cols, to_host(x), to_host(bias), u));
+  descriptors::compare(v, "dx", hdx, reference::bias_gelu_backward(rows, cols, to_host(dy), to_host(x), to_host(bias), u)[0]);
+  EXPECT_TRUE(v.ok) << v.message;
+}
+
+TEST(RowKernels, GeluOverItsWholeRange) {
+  check_gelu_whole_range<double>();
+  check_gelu_whole_range<float>();
+}
+
 // Layer norm's and bias+GELU's parameter gradients sum over rows in chunks on the host:
 // row counts around the chunk size (one short chunk, exactly one, one row over) and a
 // strided input (the generic path, the one GPUs take) all match the reference.
