@@ -20,6 +20,31 @@
 
 namespace sextant::kernels::fast {
 
+// The lane type of a value the element-wise helpers below take: the value's own type
+// for a scalar, the element type for a host vector (kernels/isa.hpp's Vector).
+template <class V>
+struct Element {
+  using type = V;
+};
+template <class V>
+  requires requires(V v) { v[0]; }
+struct Element<V> {
+  using type = std::remove_cvref_t<decltype(std::declval<V>()[0])>;
+};
+template <class V>
+using element_t = typename Element<V>::type;
+
+// Integers of the width of V's lanes, as a scalar or a vector of V's size.
+template <class V, class Bits>
+struct BitsOf {
+  using type = Bits;
+};
+template <class V, class Bits>
+  requires requires(V v) { v[0]; }
+struct BitsOf<V, Bits> {
+  typedef Bits type __attribute__((vector_size(sizeof(V))));
+};
+
 // The constants of the method per precision: where 2^n stays a normal number, the
 // shifter that rounds x / ln 2 into the low mantissa bits, ln 2 in two parts (the high
 // part exact for any n in range), the Taylor degree, and the exponent field's layout.
@@ -48,16 +73,22 @@ constexpr Scalar inverse_factorial(int k) {
   for (int i = 2; i <= k; ++i) f *= Scalar(i);
   return Scalar(1) / f;
 }
-template <class Scalar, int K>
-inline constexpr Scalar taylor_coefficient = inverse_factorial<Scalar>(K);
 
-// sum of r^k / k! for k = 0..D by Horner, unrolled at compile time (a loop here is
-// left rolled and keeps the caller's element loop from vectorising).
-template <class Scalar, int D, int... K>
-KOKKOS_INLINE_FUNCTION Scalar taylor_exp(Scalar r, std::integer_sequence<int, K...>) {
-  Scalar p = taylor_coefficient<Scalar, D>;
-  ((p = p * r + taylor_coefficient<Scalar, D - 1 - K>), ...);
+// The coefficient of r^k, evaluated at compile time.
+template <class Scalar, Scalar (*coefficient)(int), int k>
+inline constexpr Scalar coefficient_v = coefficient(k);
+
+// sum of coefficient(k) r^k for k = 0..D by Horner, unrolled at compile time (a loop
+// here is left rolled and keeps the caller's element loop from vectorising).
+template <class Scalar, Scalar (*coefficient)(int), int D, class V, int... K>
+KOKKOS_INLINE_FUNCTION V horner(V r, std::integer_sequence<int, K...>) {
+  V p = r * coefficient_v<Scalar, coefficient, D> + coefficient_v<Scalar, coefficient, D - 1>;
+  ((p = p * r + coefficient_v<Scalar, coefficient, D - 2 - K>), ...);
   return p;
+}
+template <class Scalar, Scalar (*coefficient)(int), int D, class V>
+KOKKOS_INLINE_FUNCTION V horner(V r) {
+  return horner<Scalar, coefficient, D>(r, std::make_integer_sequence<int, D - 1>{});
 }
 
 namespace detail {
@@ -65,66 +96,42 @@ namespace detail {
 // clamp is a compare and a select per vector, and GCC turns a constant-folded upper
 // clamp into a second blended path; an exp that costs ~20 vector operations per element
 // is what bounds softmax and GELU, so the one it can do without is worth leaving out.
-template <class Scalar, bool nonpositive>
-KOKKOS_INLINE_FUNCTION Scalar exp(Scalar x) {
+template <bool nonpositive, class V>
+KOKKOS_INLINE_FUNCTION V exp(V x) {
+  using Scalar = element_t<V>;
   if constexpr (std::is_same_v<Scalar, double> || std::is_same_v<Scalar, float>) {
     using C = ExpConstants<Scalar>;
-    using Bits = typename C::Bits;
-    if constexpr (nonpositive) x = x < C::lo ? C::lo : x;
-    else x = x < C::lo ? C::lo : (x > C::hi ? C::hi : x);
-    const Scalar kn = x * C::log2e + C::shifter;  // n in the low bits of kn's mantissa
-    const Scalar n = kn - C::shifter;
-    const Scalar r = (x - n * C::ln2_hi) - n * C::ln2_lo;
-    const Scalar p = taylor_exp<Scalar, C::degree>(r, std::make_integer_sequence<int, C::degree>{});
+    using Bits = typename BitsOf<V, typename C::Bits>::type;
+    x = x < C::lo ? C::lo : x;
+    if constexpr (!nonpositive) x = x > C::hi ? C::hi : x;
+    const V kn = x * C::log2e + C::shifter;  // n in the low bits of kn's mantissa
+    const V n = kn - C::shifter;
+    const V r = (x - n * C::ln2_hi) - n * C::ln2_lo;
+    const V p = horner<Scalar, inverse_factorial<Scalar>, C::degree>(r);
     Bits bits;
     std::memcpy(&bits, &kn, sizeof bits);
-    bits = (bits << C::mantissa_bits) + (Bits(C::bias) << C::mantissa_bits);  // n into the exponent
-    Scalar scale;
+    bits = (bits << C::mantissa_bits) + (typename C::Bits(C::bias) << C::mantissa_bits);  // n into the exponent
+    V scale;
     std::memcpy(&scale, &bits, sizeof scale);
     return p * scale;
   } else {
-    return static_cast<Scalar>(exp<float, nonpositive>(static_cast<float>(x)));  // half types: through float
+    return static_cast<V>(exp<nonpositive>(static_cast<float>(x)));  // half types: through float
   }
 }
 }  // namespace detail
 
-template <class Scalar>
-KOKKOS_INLINE_FUNCTION Scalar exp(Scalar x) {
-  return detail::exp<Scalar, false>(x);
+template <class V>
+KOKKOS_INLINE_FUNCTION V exp(V x) {
+  return detail::exp<false>(x);
 }
 
 // e^x for x <= 0 (a softmax's x - max): exp's values there, with one
 // clamp fewer. Above exp's range (x > hi) the exponent field would overflow into garbage,
 // so callers pass x <= 0 only.
-template <class Scalar>
-KOKKOS_INLINE_FUNCTION Scalar exp_nonpositive(Scalar x) {
-  return detail::exp<Scalar, true>(x);
+template <class V>
+KOKKOS_INLINE_FUNCTION V exp_nonpositive(V x) {
+  return detail::exp<true>(x);
 }
-
-// The lane type of a value the element-wise helpers below take: the value's own type
-// for a scalar, the element type for a host vector (kernels/isa.hpp's Vector).
-template <class V>
-struct Element {
-  using type = V;
-};
-template <class V>
-  requires requires(V v) { v[0]; }
-struct Element<V> {
-  using type = std::remove_cvref_t<decltype(std::declval<V>()[0])>;
-};
-template <class V>
-using element_t = typename Element<V>::type;
-
-// Integers of the width of V's lanes, as a scalar or a vector of V's size.
-template <class V, class Bits>
-struct BitsOf {
-  using type = Bits;
-};
-template <class V, class Bits>
-  requires requires(V v) { v[0]; }
-struct BitsOf<V, Bits> {
-  typedef Bits type __attribute__((vector_size(sizeof(V))));
-};
 
 // 2^v on a scalar or lane by lane on a host vector, with v clamped to where 2^n is a
 // normal number. For callers whose v comes out of their own arithmetic (GELU's
@@ -157,13 +164,6 @@ constexpr Scalar exp2_taylor_coefficient(int k) {  // (ln 2)^k / k!, rounded onc
   return Scalar(c);
 }
 
-template <class Scalar, int D, class V, int... K>
-KOKKOS_INLINE_FUNCTION V exp2_polynomial(V f, std::integer_sequence<int, K...>) {
-  V p = f * exp2_taylor_coefficient<Scalar>(D) + exp2_taylor_coefficient<Scalar>(D - 1);
-  ((p = p * f + exp2_taylor_coefficient<Scalar>(D - 2 - K)), ...);
-  return p;
-}
-
 namespace detail {
 template <bool clamp, class V>
 KOKKOS_INLINE_FUNCTION V exp2(V v) {
@@ -176,7 +176,7 @@ KOKKOS_INLINE_FUNCTION V exp2(V v) {
     }
     const V kn = v + C::shifter;  // n in the low bits of kn's mantissa
     const V f = v - (kn - C::shifter);
-    const V p = exp2_polynomial<Scalar, C::degree>(f, std::make_integer_sequence<int, C::degree - 1>{});
+    const V p = horner<Scalar, exp2_taylor_coefficient<Scalar>, C::degree>(f);
     using Bits = typename BitsOf<V, typename C::Bits>::type;
     Bits bits;
     std::memcpy(&bits, &kn, sizeof bits);

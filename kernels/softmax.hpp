@@ -2,9 +2,10 @@
 // Row-wise softmax, numerically stable (the row maximum is subtracted before exp):
 //   forward  y_ij = exp(x_ij - m_i) / sum_k exp(x_ik - m_i),  m_i = max_k x_ik
 //   backward dx_ij = y_ij (dy_ij - sum_k y_ik dy_ik)
-// Host: a work item per row, the row's passes over contiguous memory and its max and sums
-// in explicit vectors (kernels/host_loops.hpp). Elsewhere (GPUs, strided Views): one
-// team per row; the team's threads share the row through nested reductions. Both
+// Host: a work item per row, the row's passes over contiguous memory in explicit vectors
+// (kernels/host_loops.hpp): the max, the exponentials with their sum, the scaling.
+// Elsewhere (GPUs, strided Views): one team per row; the team's threads share the row
+// through nested reductions. Both
 // directions may run in place (y aliasing x, dx aliasing dy): every pass reads an
 // element before anything writes it, and the passes are separated by the reductions.
 //
@@ -37,9 +38,12 @@ void softmax_forward(const Exec& exec, VX x, VY y) {
             const Scalar* xi = host::row(x, i);
             Scalar* yi = host::row(y, i);  // may be xi: each pass reads an element before writing it
             const Scalar m = host::reduce<Scalar>(cols, xi[0], [&](auto at) { return at.load(xi); }, host::Max{});
-            SEXTANT_INDEPENDENT_ITERATIONS
-            for (int j = 0; j < cols; ++j) yi[j] = fast::exp_nonpositive(Scalar(xi[j] - m));
-            const Scalar inv = Scalar(1) / host::sum<Scalar>(cols, [&](auto at) { return at.load(yi); });
+            const Scalar sum = host::sum<Scalar>(cols, [&](auto at) {
+              const auto e = fast::exp_nonpositive(at.load(xi) - m);
+              at.store(yi, e);
+              return e;
+            });
+            const Scalar inv = Scalar(1) / sum;
             host::for_each<Scalar>(cols, [&](auto at) { at.store(yi, at.load(yi) * inv); });
           });
       return;
