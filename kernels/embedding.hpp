@@ -29,15 +29,18 @@ void embedding_forward(const Exec& exec, VT table, VI index, VO out) {
   if constexpr (runs_on_host<Exec>) {
     if (host::rows_contiguous(table) && host::rows_contiguous(out)) {
       // A work item per token copies its row as one contiguous loop (the 2-D range
-      // re-read the index and tiled every row into short pieces).
-      const std::int64_t dim = out.extent(1);
+      // re-read the index and tiled every row into short pieces), and asks for the next
+      // token's row meanwhile: a row of a few KiB at a random place in the table ends
+      // about when a hardware prefetcher has learnt it.
+      using Scalar = typename VO::non_const_value_type;
+      const std::int64_t dim = out.extent(1), tokens = out.extent(0);
       Kokkos::parallel_for(
-          "sextant::embedding_forward", Kokkos::RangePolicy<Exec>(exec, 0, std::int64_t(out.extent(0))),
+          "sextant::embedding_forward", Kokkos::RangePolicy<Exec>(exec, 0, tokens),
           KOKKOS_LAMBDA(const std::int64_t t) {
-            const auto* from = host::row(table, std::int64_t(index(t)));
-            auto* to = host::row(out, t);
-            SEXTANT_INDEPENDENT_ITERATIONS
-            for (std::int64_t d = 0; d < dim; ++d) to[d] = from[d];
+            const Scalar* from = host::row(table, std::int64_t(index(t)));
+            Scalar* to = host::row(out, t);
+            if (t + 1 < tokens) host::prefetch(host::row(table, std::int64_t(index(t + 1))), dim);
+            host::for_each<Scalar>(dim, [&](auto at) { at.store(to, at.load(from)); });
           });
       return;
     }
