@@ -45,22 +45,25 @@ struct BitsOf<V, Bits> {
   typedef Bits type __attribute__((vector_size(sizeof(V))));
 };
 
-// The constants of the method per precision: where 2^n stays a normal number, the
-// shifter that rounds x / ln 2 into the low mantissa bits, ln 2 in two parts (the high
-// part exact for any n in range), the Taylor degree, and the exponent field's layout.
+// The constants of the method per precision: where 2^n stays a normal number (for x,
+// and for exp2's v), the shifter that rounds x / ln 2 into the low mantissa bits, ln 2
+// in two parts (the high part exact for any n in range), the Taylor degree, and the
+// exponent field's layout.
 template <class Scalar>
 struct ExpConstants;
 template <>
 struct ExpConstants<double> {
   using Bits = std::uint64_t;
-  static constexpr double lo = -708.0, hi = 709.0, shifter = 0x1.8p52, log2e = 1.4426950408889634;
+  static constexpr double lo = -708.0, hi = 709.0, exp2_lo = -1022.0, exp2_hi = 1023.0;
+  static constexpr double shifter = 0x1.8p52, log2e = 1.4426950408889634;
   static constexpr double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
   static constexpr int degree = 13, mantissa_bits = 52, bias = 1023;
 };
 template <>
 struct ExpConstants<float> {
   using Bits = std::uint32_t;
-  static constexpr float lo = -87.0f, hi = 88.0f, shifter = 0x1.8p23f, log2e = 1.44269504f;
+  static constexpr float lo = -87.0f, hi = 88.0f, exp2_lo = -126.0f, exp2_hi = 127.0f;
+  static constexpr float shifter = 0x1.8p23f, log2e = 1.44269504f;
   static constexpr float ln2_hi = 0.693145751953125f, ln2_lo = 1.428606765330187045e-06f;
   static constexpr int degree = 7, mantissa_bits = 23, bias = 127;
 };
@@ -91,6 +94,19 @@ KOKKOS_INLINE_FUNCTION V horner(V r) {
   return horner<Scalar, coefficient, D>(r, std::make_integer_sequence<int, D - 1>{});
 }
 
+// 2^n from kn = shifter + n (n in the low bits of kn's mantissa), built in the exponent
+// field, on a scalar or lane by lane.
+template <class C, class V>
+KOKKOS_INLINE_FUNCTION V power_of_two(V kn) {
+  using Bits = typename BitsOf<V, typename C::Bits>::type;
+  Bits bits;
+  std::memcpy(&bits, &kn, sizeof bits);
+  bits = (bits << C::mantissa_bits) + (typename C::Bits(C::bias) << C::mantissa_bits);
+  V scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return scale;
+}
+
 namespace detail {
 // e^x with x clamped to [lo, hi], or only from below where the caller knows x <= 0: each
 // clamp is a compare and a select per vector, and GCC turns a constant-folded upper
@@ -101,19 +117,12 @@ KOKKOS_INLINE_FUNCTION V exp(V x) {
   using Scalar = element_t<V>;
   if constexpr (std::is_same_v<Scalar, double> || std::is_same_v<Scalar, float>) {
     using C = ExpConstants<Scalar>;
-    using Bits = typename BitsOf<V, typename C::Bits>::type;
     x = x < C::lo ? C::lo : x;
     if constexpr (!nonpositive) x = x > C::hi ? C::hi : x;
     const V kn = x * C::log2e + C::shifter;  // n in the low bits of kn's mantissa
     const V n = kn - C::shifter;
     const V r = (x - n * C::ln2_hi) - n * C::ln2_lo;
-    const V p = horner<Scalar, inverse_factorial<Scalar>, C::degree>(r);
-    Bits bits;
-    std::memcpy(&bits, &kn, sizeof bits);
-    bits = (bits << C::mantissa_bits) + (typename C::Bits(C::bias) << C::mantissa_bits);  // n into the exponent
-    V scale;
-    std::memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
+    return horner<Scalar, inverse_factorial<Scalar>, C::degree>(r) * power_of_two<C>(kn);
   } else {
     return static_cast<V>(exp<nonpositive>(static_cast<float>(x)));  // half types: through float
   }
@@ -143,21 +152,6 @@ KOKKOS_INLINE_FUNCTION V exp_nonpositive(V x) {
 // vectorised each clamped branch to a constant of its own and blended the results:
 // several extra compares, blends and a second division per vector.
 template <class Scalar>
-struct Exp2Constants;
-template <>
-struct Exp2Constants<double> {
-  using Bits = std::uint64_t;
-  static constexpr double lo = -1022.0, hi = 1023.0, shifter = 0x1.8p52;
-  static constexpr int degree = 13, mantissa_bits = 52, bias = 1023;
-};
-template <>
-struct Exp2Constants<float> {
-  using Bits = std::uint32_t;
-  static constexpr float lo = -126.0f, hi = 127.0f, shifter = 0x1.8p23f;
-  static constexpr int degree = 7, mantissa_bits = 23, bias = 127;
-};
-
-template <class Scalar>
 constexpr Scalar exp2_taylor_coefficient(int k) {  // (ln 2)^k / k!, rounded once
   long double c = 1;
   for (int i = 1; i <= k; ++i) c *= 0.693147180559945309417232121458176568L / i;
@@ -169,21 +163,14 @@ template <bool clamp, class V>
 KOKKOS_INLINE_FUNCTION V exp2(V v) {
   using Scalar = element_t<V>;
   if constexpr (std::is_same_v<Scalar, double> || std::is_same_v<Scalar, float>) {
-    using C = Exp2Constants<Scalar>;
+    using C = ExpConstants<Scalar>;
     if constexpr (clamp) {
-      v = v < C::lo ? C::lo : v;
-      v = v > C::hi ? C::hi : v;
+      v = v < C::exp2_lo ? C::exp2_lo : v;
+      v = v > C::exp2_hi ? C::exp2_hi : v;
     }
     const V kn = v + C::shifter;  // n in the low bits of kn's mantissa
     const V f = v - (kn - C::shifter);
-    const V p = horner<Scalar, exp2_taylor_coefficient<Scalar>, C::degree>(f);
-    using Bits = typename BitsOf<V, typename C::Bits>::type;
-    Bits bits;
-    std::memcpy(&bits, &kn, sizeof bits);
-    bits = (bits << C::mantissa_bits) + (typename C::Bits(C::bias) << C::mantissa_bits);
-    V scale;
-    std::memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
+    return horner<Scalar, exp2_taylor_coefficient<Scalar>, C::degree>(f) * power_of_two<C>(kn);
   } else {
     return static_cast<V>(exp2<clamp>(static_cast<float>(v)));  // half types: through float
   }
@@ -195,9 +182,9 @@ KOKKOS_INLINE_FUNCTION V exp2(V v) {
   return detail::exp2<true>(v);
 }
 
-// 2^v for callers that keep v within [lo, hi] of Exp2Constants (their own clamp on an
-// earlier value): the same values without exp2's two clamps. Outside that range the
-// exponent field overflows into garbage.
+// 2^v for callers that keep v within [exp2_lo, exp2_hi] of ExpConstants (their own
+// clamp on an earlier value): the same values without exp2's two clamps. Outside that
+// range the exponent field overflows into garbage.
 template <class V>
 KOKKOS_INLINE_FUNCTION V exp2_within_range(V v) {
   return detail::exp2<false>(v);

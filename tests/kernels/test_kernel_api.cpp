@@ -161,7 +161,8 @@ void check_gelu_whole_range() {
   }
   Validation v;
   descriptors::compare(v, "y", hy, reference::bias_gelu_forward(rows, cols, to_host(x), to_host(bias), u));
-  descriptors::compare(v, "dx", hdx, reference::bias_gelu_backward(rows, cols, to_host(dy), to_host(x), to_host(bias), u)[0]);
+  descriptors::compare(v, "dx", hdx,
+                       reference::bias_gelu_backward(rows, cols, to_host(dy), to_host(x), to_host(bias), u)[0]);
   EXPECT_TRUE(v.ok) << v.message;
 }
 
