@@ -5,9 +5,9 @@
 // Host: a work item per row, the row's passes over contiguous memory in explicit vectors
 // (kernels/host_loops.hpp): the max, the exponentials with their sum, the scaling.
 // Elsewhere (GPUs, strided Views): one team per row; the team's threads share the row
-// through nested reductions. Both
-// directions may run in place (y aliasing x, dx aliasing dy): every pass reads an
-// element before anything writes it, and the passes are separated by the reductions.
+// through nested reductions. Both directions may run in place (y aliasing x, dx
+// aliasing dy): every pass reads an element before anything writes it, and the passes
+// are separated by the reductions.
 //
 // Counted FLOPs per element (exp counted as 1): forward 5 (max, subtract, exp, sum,
 // scale), backward 4 (product and sum for the dot, subtract, multiply).
