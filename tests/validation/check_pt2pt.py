@@ -17,8 +17,7 @@ that `sextant fit` found itself. What the issue asks:
   small messages: alpha of the first segment, minus alpha0 of the calibration run
                   (D ~ 1 us: the veth, TCP and delay-line passes), or of the pair's
                   own baselines (--baseline: the same path with its delay lines at
-                  1 us, right before each launch; one per launch: the median of the
-                  launches' differences from their own baselines), within 10% of D;
+                  1 us, right before each launch), within 10% of D;
   large messages: 1 / beta of the last segment within 10% of the TCP goodput on the
                   shaped link, rate x 1448 / 1514 (MSS 1448 with timestamps in a
                   1514-byte Ethernet frame; tbf counts frame bytes).
@@ -171,28 +170,16 @@ def main():
             return 1
         # The calibration line itself holds packets for its own D (1 us): add it back.
         alpha0 = cal["alpha0"] - cal["delay_us"] * 1e-6
-        delta = None
         if a.baseline:
             # The pair's own baselines, each measured right before one of its launches
-            # on the same path (the delay lines at 1 us: add it back).
-            own = [read_model(p)["alpha"][0] - 1e-6 for p in a.baseline]
-            print(f"  alpha0 from this pair's {len(own)} baseline launches (delay lines at 1 us): "
-                  + ", ".join(f"{x * 1e6:.1f}" for x in own)
-                  + f" us, median {np.median(own) * 1e6:.1f} (the calibration's: {alpha0 * 1e6:.1f} us)")
-            alpha0 = float(np.median(own))
-            if len(own) == len(alphas):
-                # Each launch less its own baseline, then the median: alpha0 drifts by
-                # 10-25 us over minutes (one run's baselines spread 48-73 us), and a launch
-                # shares its baseline's state of the host seconds apart, so the paired
-                # differences carry less of that drift than the difference of the medians.
-                deltas = [x - y for x, y in zip(alphas, own)]
-                delta = float(np.median(deltas))
-                print("  each launch less its own baseline: " + ", ".join(f"{d * 1e6:.1f}" for d in deltas)
-                      + f" us; median {delta * 1e6:.1f} us (difference of the medians: {(alpha - alpha0) * 1e6:.1f} us)")
-        if delta is None:
-            delta = alpha - alpha0
+            # on the same path: the median of their first segments' alpha.
+            own = float(np.median([read_model(p)["alpha"][0] for p in a.baseline])) - 1e-6
+            print(f"  alpha0 from this pair's {len(a.baseline)} baseline launches (delay lines at 1 us): "
+                  f"{own * 1e6:.1f} us (the calibration's: {alpha0 * 1e6:.1f} us)")
+            alpha0 = own
+        delta = alpha - alpha0
         nominal_err = delta / (a.delay_us * 1e-6) - 1
-        print(f"  small messages: alpha {alpha * 1e6:.1f} us, alpha0 {alpha0 * 1e6:.1f} us: delta "
+        print(f"  small messages: alpha {alpha * 1e6:.1f} us - alpha0 {alpha0 * 1e6:.1f} us = "
               f"{delta * 1e6:.1f} us vs injected {a.delay_us:g} us: error {nominal_err * 100:+.1f}%")
         alpha_err = nominal_err
         if applied is not None:
