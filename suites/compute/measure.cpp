@@ -149,15 +149,20 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
   LeadIns leads(o.seed);
   for (const auto& kernel : k::registry()) {
     if (!selected(o.kernels, kernel.name) || !selected(o.families, kernel.family)) continue;
-    for (k::Dtype dtype : kernel.dtypes) {
-      if (!o.dtypes.empty() &&
-          std::none_of(o.dtypes.begin(), o.dtypes.end(), [&](const std::string& d) { return k::parse_dtype(d) == dtype; }))
-        continue;
-      // A kernel named in the cases runs at those shapes only; others at their shape set.
-      auto shapes = shapes_of_cases(kernel, o.cases, o.flush_bytes);
-      if (shapes.empty())
-        for (auto& shape : kernel.shapes(set)) shapes.push_back({std::move(shape), o.flush_bytes, ""});
-      for (const auto& [shape, flush_bytes, lead_in] : shapes) {
+    std::vector<k::Dtype> dtypes;
+    for (k::Dtype dtype : kernel.dtypes)
+      if (o.dtypes.empty() ||
+          std::any_of(o.dtypes.begin(), o.dtypes.end(), [&](const std::string& d) { return k::parse_dtype(d) == dtype; }))
+        dtypes.push_back(dtype);
+    // A kernel named in the cases runs at those shapes only; others at their shape set.
+    auto shapes = shapes_of_cases(kernel, o.cases, o.flush_bytes);
+    if (shapes.empty())
+      for (auto& shape : kernel.shapes(set)) shapes.push_back({std::move(shape), o.flush_bytes, ""});
+    // Shape by shape, each in every dtype one after the other: the dtypes of a shape
+    // meet the same load on a shared host, so their ratio (float32's peak over
+    // float64's) is not the ratio of two moments' loads.
+    for (const auto& [shape, flush_bytes, lead_in] : shapes)
+      for (k::Dtype dtype : dtypes) {
         KernelMeasurement m;
         m.flush_bytes = flush_bytes;
         m.lead_in = lead_in;
@@ -213,7 +218,6 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
         }
         out.push_back(std::move(m));
       }
-    }
   }
   return out;
 }
