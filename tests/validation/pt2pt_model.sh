@@ -7,16 +7,13 @@
 # compare the model with what was injected (check_pt2pt.py). ROLE calibrate: this is
 # the D ~ 1 us run whose small-message alpha (alpha0) the other pairs subtract.
 # The measurement is launched 7 times (LAUNCHES), each pair's with its own baseline,
-# and judged by the median of the fits: MPI launches over the namespace path are bimodal
-# (a slow mode adds ~10 us), a property of the launch, not of the network being
-# measured, so the median must not land in the slow mode. With three launches two slow
-# ones were enough: one clean-clone CI had alpha0 53.8 us against 41.2 us in a rerun
-# and failed d200_1g at -10.6%, another measured d100_100m at 145.9, 158.9 and 155.2 us
-# (+13.5% against the delay applied). With five, three slow ones were enough: the slow
-# mode comes and goes with the shared host's load, also within a launch (one CI's five
-# d200_1g launches: 261, 270, 273, 291 and 316 us, the last two slow by 20-55 us at
-# every size while the delay lines reported releasing on time; d100_100m failed at
-# +10.2% in two CIs of five). Seven launches need four slow ones.
+# and judged by the median of the fits: MPI over the namespace path has a slow mode that
+# adds 10-55 us at every small size while the delay lines report releasing on time. It
+# comes and goes with the shared host's load, for a whole launch or part of one, and
+# moves baselines and measurements alike, so the median must not land in it: with
+# three launches two slow ones failed clean-clone CIs (d200_1g at -10.6%, d100_100m at
+# +13.5%), with five three slow ones (d100_100m at +10.2% in two CIs of five; one CI's
+# d200_1g launches read 261, 270, 273, 291 and 316 us). Seven need four slow ones.
 # Files land in OUTDIR: NAME.h5, NAME.model.h5 (the first launch), NAME.<k>.h5 and
 # NAME.<k>.model.h5 (the others), NAME.row.json, calibration.json.
 set -euo pipefail
