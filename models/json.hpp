@@ -54,7 +54,7 @@ inline void to_json(nlohmann::json& j, const StepPrediction& p) {
                            {"forward_tp", s.forward_tp}, {"backward_tp", s.backward_tp},
                            {"forward_dp", s.forward_dp}, {"backward_dp", s.backward_dp},
                            {"dp_total", s.dp_total}, {"dp_exposed", s.dp_exposed}, {"optimizer", s.optimizer},
-                           {"waits", s.waits}, {"transfers", s.transfers}, {"finish", s.finish}});
+                           {"waits", s.waits}, {"transfers", s.transfers}, {"message_overhead", s.message_overhead}, {"finish", s.finish}});
 }
 
 inline void to_json(nlohmann::json& j, const LevelMap& m) {

@@ -296,10 +296,15 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
   std::vector<double> free_at(S, 0);
   std::vector<std::vector<double>> forward_end(S, std::vector<double>(M, -1)), backward_end = forward_end;
   std::vector<Message> activation(S), gradient(S);  // received by stage s
+  // The host's share of the messages a stage's forward and backward send and receive.
+  std::vector<double> forward_overhead(S, 0), backward_overhead(S, 0);
+  const auto overhead = [&](const CommOp& op) { return sync && !op.name.empty() ? sync->overhead(op.bytes) : 0.0; };
   for (int s = 0; s < S; ++s) {
     actions[s] = schedule_actions(cfg.schedule, S, s, M);
     if (s > 0) activation[s] = cost.message(plan.stages[s - 1].send_activation);
     if (s + 1 < S) gradient[s] = cost.message(plan.stages[s + 1].send_gradient);
+    if (s > 0) forward_overhead[s] += overhead(plan.stages[s - 1].send_activation), backward_overhead[s] += overhead(plan.stages[s].send_gradient);
+    if (s + 1 < S) forward_overhead[s] += overhead(plan.stages[s].send_activation), backward_overhead[s] += overhead(plan.stages[s + 1].send_gradient);
   }
   for (bool progressed = true; progressed;) {
     progressed = false;
@@ -317,8 +322,11 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
         const double start = std::max(free_at[s], sent + in.latency);
         t.waits += start - free_at[s];
         t.transfers += in.transfer;
-        free_at[s] = start + in.transfer + (forward ? t.forward_compute + t.forward_tp + t.forward_dp
-                                                   : t.backward_compute + t.backward_tp + t.backward_dp);
+        const double host = forward ? forward_overhead[s] : backward_overhead[s];
+        t.message_overhead += host;
+        free_at[s] = start + in.transfer + host +
+                     (forward ? t.forward_compute + t.forward_tp + t.forward_dp
+                              : t.backward_compute + t.backward_tp + t.backward_dp);
         (forward ? forward_end : backward_end)[s][a.micro] = free_at[s];
       }
     }
@@ -339,7 +347,7 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
       {"forward compute", M * c.forward_compute},
       {"backward compute", M * c.backward_compute},
       {"tp communication", M * (c.forward_tp + c.backward_tp)},
-      {"pp communication", c.transfers},
+      {"pp communication", c.transfers + c.message_overhead},
       {"pipeline bubble", c.waits},
       {"dp communication (exposed)", c.dp_exposed + M * (c.forward_dp + c.backward_dp)},
       {"optimizer", c.optimizer},

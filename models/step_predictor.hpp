@@ -51,8 +51,10 @@ struct StageTimes {
   double forward_dp = 0, backward_dp = 0;            // per micro-batch, ZeRO-3's parameter gathers
   double dp_total = 0, dp_exposed = 0, optimizer = 0;  // per step
   // From the replayed schedule, per step: waiting for a neighbour, receiving transfers,
-  // and when the stage's step ends (its last action, gradient sync and optimizer).
-  double waits = 0, transfers = 0, finish = 0;
+  // the host's share of the messages it sends and receives while it computes
+  // (SyncModel::overhead; in the breakdown's pp communication with the transfers), and
+  // when the stage's step ends (its last action, gradient sync and optimizer).
+  double waits = 0, transfers = 0, message_overhead = 0, finish = 0;
 };
 
 struct StepPrediction {

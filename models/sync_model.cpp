@@ -25,6 +25,20 @@ SyncModel read_sync(const h5::Group& g) {
     require_value(std::isfinite(m.excess[i]) && m.excess[i] >= 0, g,
                   "excess " + format_value(m.excess[i]) + " (a share, finite and >= 0)");
   }
+  if (g.has("message_bytes")) {
+    m.message_bytes = g.dataset("message_bytes").read_doubles();
+    m.message_overhead = g.dataset("message_overhead_seconds").read_doubles();
+    require_value(m.message_bytes.size() == m.message_overhead.size(), g,
+                  "message_bytes and message_overhead_seconds differ in length");
+    for (std::size_t i = 0; i < m.message_bytes.size(); ++i) {
+      require_value(std::isfinite(m.message_bytes[i]) && m.message_bytes[i] > 0 &&
+                        (i == 0 || m.message_bytes[i] > m.message_bytes[i - 1]),
+                    g, "message size " + format_value(m.message_bytes[i]) + " bytes (finite, > 0, ascending)");
+      // A difference of two measured times: slightly negative where a message costs nothing.
+      require_value(std::isfinite(m.message_overhead[i]), g,
+                    "message overhead " + format_value(m.message_overhead[i]) + " s (finite)");
+    }
+  }
   return m;
 }
 
@@ -64,6 +78,22 @@ double SyncModel::wait(double interval, int group_ranks) const {
   return share * interval * expected_normal_maximum(group_ranks) / expected_normal_maximum(ranks);
 }
 
+double SyncModel::overhead(double bytes) const {
+  if (message_bytes.empty() || !(bytes > 0)) return 0;
+  double o = message_overhead.front();
+  if (bytes >= message_bytes.back()) {
+    o = message_overhead.back();
+  } else if (bytes > message_bytes.front()) {
+    for (std::size_t i = 1; i < message_bytes.size(); ++i)
+      if (bytes <= message_bytes[i]) {
+        const double f = (bytes - message_bytes[i - 1]) / (message_bytes[i] - message_bytes[i - 1]);
+        o = message_overhead[i - 1] + f * (message_overhead[i] - message_overhead[i - 1]);
+        break;
+      }
+  }
+  return std::max(o, 0.0);
+}
+
 std::optional<SyncModel> SyncModel::fit_results(const std::string& results_path) {
   h5::File file = open_checked(results_path, results_schema);
   if (!file.has("sync")) return std::nullopt;
@@ -79,6 +109,12 @@ void SyncModel::write_into(h5::Group& root) const {
                       "group's previous synchronisation");
   g.write("interval_seconds", interval_s);
   g.write("excess", excess);
+  if (!message_bytes.empty()) {
+    g.set_attr("message_model", "overhead(n): linear between the measured sizes, the nearest outside, at least 0; "
+                                "charged to a pipeline stage's compute per message it sends or receives");
+    g.write("message_bytes", message_bytes);
+    g.write("message_overhead_seconds", message_overhead);
+  }
 }
 
 }  // namespace sextant::model

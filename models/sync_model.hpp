@@ -10,6 +10,14 @@
 // group's previous synchronisation. A group of another size than the one measured
 // scales by the expected maximum of that many standard normal samples, the spread being
 // the same per rank.
+//
+// And what a message in flight costs the compute it overlaps: the host's share of
+// moving it (its protocol stack, and on the namespace network the delay line's wake-ups
+// on the rank's CPU) interrupts whatever kernel runs there. The train suite measures it
+// per message size (two ranks compute the same blocks of kernels, with messages
+// exchanged between them and without; the kernels' extra time per message sent or
+// received), and the step predictor charges it to the compute of each pipeline stage
+// that sends or receives during it.
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,11 +30,16 @@ struct SyncModel {
   int ranks = 0;                   // the ranks that measured it
   std::vector<double> interval_s;  // ascending work per block, seconds
   std::vector<double> excess;      // (max over ranks - mean) / mean, per interval
+  std::vector<double> message_bytes;     // ascending; empty where no message size was measured
+  std::vector<double> message_overhead;  // seconds of compute per message sent or received, as measured
 
   // The wait of one synchronisation after `interval` seconds of work, for `ranks` ranks
   // (0 for fewer than 2); linear in log interval between the measured ones, the nearest
   // share outside them.
   double wait(double interval, int group_ranks) const;
+  // The compute one message of `bytes` sent or received costs (>= 0): linear between the
+  // measured sizes, the nearest one's outside them; 0 where none was measured.
+  double overhead(double bytes) const;
 
   // From a results file's /sync (nullopt when it has none).
   static std::optional<SyncModel> fit_results(const std::string& results_path);

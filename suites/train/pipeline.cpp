@@ -128,6 +128,16 @@ void add_plan_sizes(const std::vector<SweepEntry>& sweep, comm::Options& comm) {
   }
 }
 
+// The sizes of the messages between pipeline stages (none without a pipeline).
+std::vector<std::uint64_t> pipeline_message_sizes(const std::vector<SweepEntry>& sweep) {
+  std::vector<std::uint64_t> out;
+  for (const auto& e : sweep)
+    for (const auto& st : model::plan_step(e.config).stages)
+      for (const auto* op : {&st.send_activation, &st.send_gradient})
+        if (!op->name.empty() && op->bytes >= 1) out.push_back(std::uint64_t(op->bytes));
+  return out;
+}
+
 // A step issues most of its collectives right after compute, so they meet the transport
 // idle, and DP's buckets one right behind another; OSU's back-to-back timing is the
 // second form only. Across TCP hosts the two differ (a 2-rank 256 KiB allreduce at
@@ -239,7 +249,10 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
   }
   took("the collectives");
   outcome.wrong += compute::run_compute_suite(rt, compute, results.get(), json);
-  if (rt.size() > 1) measure_sync_skew(rt, results.get(), o.quick);
+  if (rt.size() > 1) {
+    measure_sync_skew(rt, results.get(), o.quick);
+    measure_message_overhead(rt, results.get(), pipeline_message_sizes(sweep), o.quick);
+  }
   took("the kernels and the partners' wait");
 
   const std::string model_path = results_path.substr(0, results_path.rfind(".h5")) + ".model.h5";

@@ -77,7 +77,8 @@ KernelProfile profile_at_root(const Runtime& rt, const KernelProfile& mine, int 
 // the private caches were flushed) and cold (after the last level was), from the model
 // file; what the step predictor costs a call at in the step (between them by the cache
 // state, the mean over its stage's calls of that shape), and the ratio of the step's
-// time to it; then the same over every kernel the model costs.
+// time to it; then the same over every kernel the model has measured, and the time of
+// those it has not (costed by their roofline bound).
 void print_kernel_profile(const KernelProfile& kernels, int rank, int stage, const model::ComputeModel& compute,
                           const model::TrainConfig& config) {
   const auto plan = model::plan_step(config);
@@ -91,6 +92,7 @@ void print_kernel_profile(const KernelProfile& kernels, int rank, int stage, con
   std::printf("  %-58s %6s %11s %9s %9s %9s %11s %7s\n", title.c_str(), "calls",
               "in step(us)", "hot(us)", "warm(us)", "cold(us)", "predicted", "ratio");
   double total[5] = {0, 0, 0, 0, 0};  // in the step, hot, warm, cold, predicted
+  double roofline_only = 0;            // in the step: kernels the model costs by their roofline bound
   for (std::size_t i = 0; i < ks.size(); ++i) {
     const auto& [key, v] = ks[i];
     const double mean = v.first / static_cast<double>(v.second);
@@ -115,6 +117,8 @@ void print_kernel_profile(const KernelProfile& kernels, int rank, int stage, con
       const double n = static_cast<double>(v.second);
       total[0] += v.first, total[1] += n * hot, total[2] += n * (std::isnan(warm) ? hot : warm);
       total[3] += n * e.seconds, total[4] += n * predicted;
+    } else {
+      roofline_only += v.first;
     }
     if (i >= 10) continue;
     if (!costed) {
@@ -128,6 +132,8 @@ void print_kernel_profile(const KernelProfile& kernels, int rank, int stage, con
   if (total[4] > 0)
     std::printf("  %-58s %6s %11.0f %9.0f %9.0f %9.0f %11.0f %7.2f\n", "all kernels the model costs (us, all steps)", "",
                 total[0] * 1e6, total[1] * 1e6, total[2] * 1e6, total[3] * 1e6, total[4] * 1e6, total[0] / total[4]);
+  if (roofline_only > 0)
+    std::printf("  %-58s %6s %11.0f\n", "kernels costed by their roofline bound (us, all steps)", "", roofline_only * 1e6);
 }
 
 // Kernel times by case: rank 0's median seconds per (kernel, dtype, shape, flush bytes).

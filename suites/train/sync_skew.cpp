@@ -4,7 +4,9 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <limits>
 #include <vector>
 
 #include "core/stats.hpp"
@@ -15,35 +17,53 @@
 
 namespace sextant::train {
 
-void measure_sync_skew(const Runtime& rt, ResultsFile* results, bool quick) {
-  using Exec = Kokkos::DefaultExecutionSpace;
-  const WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
-  // Three arrays of 16 KiB: they stay in any L1 or L2, so the block's time is the core's.
-  const std::int64_t n = 2048;
-  Kokkos::View<double*, Kokkos::LayoutRight, Exec::memory_space> a("sextant::sync_skew::a", n), b("sextant::sync_skew::b", n),
-      c("sextant::sync_skew::c", n);
-  Kokkos::deep_copy(b, 1.0);
-  Kokkos::deep_copy(c, 2.0);
-  Exec exec;
-  auto block = [&](int reps) {
-    const double t0 = MPI_Wtime();
-    kernels::stream_triad_repeated(exec, a, b, c, 0.5, reps);
-    exec.fence();
-    return MPI_Wtime() - t0;
-  };
-  // Repetitions per second of work, from rank 0's calibration, the same on every rank.
-  double per_rep = 0;
-  if (rt.is_root()) {
-    block(1000);
-    std::vector<double> t;
-    for (int k = 0; k < 5; ++k) t.push_back(block(2000) / 2000);
-    per_rep = *std::min_element(t.begin(), t.end());
+namespace {
+
+// The work both measurements give the ranks: a triad over three arrays of 16 KiB, which
+// stay in any L1 or L2, so its time is the core's; repeated `reps` times.
+class Work {
+ public:
+  Work() : a_("sextant::sync_skew::a", n), b_("sextant::sync_skew::b", n), c_("sextant::sync_skew::c", n) {
+    Kokkos::deep_copy(b_, 1.0);
+    Kokkos::deep_copy(c_, 2.0);
   }
-  SEXTANT_MPI_CHECK(MPI_Bcast(&per_rep, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+  double run(int reps) {  // seconds
+    const double t0 = MPI_Wtime();
+    kernels::stream_triad_repeated(exec_, a_, b_, c_, 0.5, reps);
+    exec_.fence();
+    return MPI_Wtime() - t0;
+  }
+  // Seconds per repetition, from rank 0's calibration, the same on every rank.
+  double seconds_per_rep(const Runtime& rt) {
+    double per_rep = 0;
+    if (rt.is_root()) {
+      run(1000);
+      std::vector<double> t;
+      for (int k = 0; k < 5; ++k) t.push_back(run(2000) / 2000);
+      per_rep = *std::min_element(t.begin(), t.end());
+    }
+    SEXTANT_MPI_CHECK(MPI_Bcast(&per_rep, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    return std::max(per_rep, 1e-12);
+  }
+
+ private:
+  using Exec = Kokkos::DefaultExecutionSpace;
+  static constexpr std::int64_t n = 2048;
+  Kokkos::View<double*, Kokkos::LayoutRight, Exec::memory_space> a_, b_, c_;
+  Exec exec_;
+};
+
+}  // namespace
+
+void measure_sync_skew(const Runtime& rt, ResultsFile* results, bool quick) {
+  const WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
+  Work work;
+  auto block = [&](int reps) { return work.run(reps); };
+  const double per_rep = work.seconds_per_rep(rt);
   std::vector<double> intervals, excess;
   std::vector<double> all(rt.size());
   for (double target : {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2}) {
-    const int reps = std::max(1, int(target / std::max(per_rep, 1e-12)));
+    const int reps = std::max(1, int(target / per_rep));
     const int blocks = std::clamp(int((quick ? 0.15 : 0.5) / target), 10, 400);
     // Per block: its mean time over the ranks and the slowest rank's excess over it. The
     // typical block is kept (the medians): a step's time is judged by its median too,
@@ -77,6 +97,82 @@ void measure_sync_skew(const Runtime& rt, ResultsFile* results, bool quick) {
     g.set_attr("work", "stream_triad over 3 x 16 KiB, repeated");
     g.write("interval_seconds", intervals);
     g.write("excess", excess);
+    results->flush();
+  }
+}
+
+void measure_message_overhead(const Runtime& rt, ResultsFile* results, std::vector<std::uint64_t> sizes, bool quick) {
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  std::erase(sizes, std::uint64_t{0});
+  if (sizes.empty() || rt.size() < 2 || rt.oversubscribed()) return;
+  // Each rank pairs with the one half the job away: pipeline stages are the outermost
+  // of the ranks' order (Megatron's), so a stage's neighbour is as far, across nodes
+  // where there are several. An odd count's last rank computes alone.
+  const int half = rt.size() / 2, me = rt.rank();
+  const int partner = me < half ? me + half : me < 2 * half ? me - half : -1;
+  Work work;
+  const int reps = std::max(1, int(50e-6 / work.seconds_per_rep(rt)));  // a kernel of ~50 us
+  // A block of ~20 ms of kernels with one message posted each way every 1.25 ms of
+  // them: a pipeline stage's rhythm (a message in and one out per micro-batch's
+  // compute), spaced so that each message is handled alone.
+  const int kernels = 400, messages = 16, rounds = quick ? 7 : 15;
+  std::vector<char> out(sizes.back(), 1), in(sizes.back());
+  const auto block = [&](std::uint64_t bytes, bool busy) {
+    busy = busy && partner >= 0;
+    MPI_Request receive = MPI_REQUEST_NULL;
+    std::vector<MPI_Request> sends;
+    int received = 0;
+    const auto post_receive = [&] {
+      SEXTANT_MPI_CHECK(MPI_Irecv(in.data(), int(bytes), MPI_BYTE, partner, 0, MPI_COMM_WORLD, &receive));
+    };
+    if (busy) post_receive();
+    double compute = 0;
+    for (int k = 0; k < kernels; ++k) {
+      if (busy && k % (kernels / messages) == 0 && int(sends.size()) < messages) {
+        sends.emplace_back();
+        SEXTANT_MPI_CHECK(MPI_Isend(out.data(), int(bytes), MPI_BYTE, partner, 0, MPI_COMM_WORLD, &sends.back()));
+      }
+      compute += work.run(reps);
+      if (!busy) continue;
+      int done = 0;
+      SEXTANT_MPI_CHECK(MPI_Test(&receive, &done, MPI_STATUS_IGNORE));
+      if (done && ++received < messages) post_receive();
+      SEXTANT_MPI_CHECK(MPI_Testall(int(sends.size()), sends.data(), &done, MPI_STATUSES_IGNORE));
+    }
+    for (; busy && received < messages; ++received) {  // what is left arrives outside the kernels' time
+      SEXTANT_MPI_CHECK(MPI_Wait(&receive, MPI_STATUS_IGNORE));
+      if (received + 1 < messages) post_receive();
+    }
+    SEXTANT_MPI_CHECK(MPI_Waitall(int(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
+    return compute;
+  };
+  std::vector<double> bytes_measured, overhead;
+  for (const auto bytes : sizes) {
+    if (bytes > std::uint64_t(std::numeric_limits<int>::max())) break;
+    std::vector<double> per_message;
+    for (int round = 0; round < rounds; ++round) {
+      double t[2];  // quiet, busy; in alternating order, so that a drift meets both
+      for (const bool busy : round % 2 ? std::array{true, false} : std::array{false, true}) {
+        barrier(MPI_COMM_WORLD, WaitMode::blocking);
+        t[busy] = block(bytes, busy);
+      }
+      double mine[2] = {partner >= 0 ? t[1] - t[0] : 0.0, partner >= 0 ? 1.0 : 0.0}, sum[2];
+      SEXTANT_MPI_CHECK(MPI_Allreduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+      per_message.push_back(sum[0] / sum[1] / (2 * messages));  // each paired rank sent and received `messages`
+    }
+    bytes_measured.push_back(double(bytes));
+    overhead.push_back(stats::median(per_message));
+  }
+  if (!rt.is_root() || bytes_measured.empty()) return;
+  std::fprintf(stderr, "sextant: a message's host overhead on the compute it overlaps (%d ranks in pairs):", rt.size());
+  for (std::size_t i = 0; i < overhead.size(); ++i) std::fprintf(stderr, " %.0f B %.1f us", bytes_measured[i], overhead[i] * 1e6);
+  std::fprintf(stderr, "\n");
+  if (results) {
+    h5::Group g = results->group("sync");
+    g.set_attr("message_work", "kernels of the triad block, ~50 us each, 400 a block; 16 messages each way a block");
+    g.write("message_bytes", bytes_measured);
+    g.write("message_overhead_seconds", overhead);
     results->flush();
   }
 }

@@ -5,6 +5,18 @@
 // operators), then all synchronise; per block, the slowest rank's time against the mean
 // of the ranks'. Written to the results' /sync as (T, excess) with excess = (mean over
 // blocks of the slowest rank's time - mean of all) / mean of all.
+//
+// And the host's share of a message (SyncModel::overhead): ranks in pairs (each with the
+// rank half the job away, as pipeline neighbours are) compute the same blocks of that
+// work in ~50 us kernels, each block once quiet and once with messages of the size
+// exchanged between the pair while it runs (one posted every ~1.25 ms of compute each
+// way, received and sent on by a poll after every kernel, as the proxy's pipeline does);
+// the kernels' time, not the polls', is compared. Written to /sync as (message_bytes,
+// message_overhead_seconds): the median over rounds of the paired ranks' mean extra
+// kernel time, per message sent or received.
+#include <cstdint>
+#include <vector>
+
 namespace sextant {
 class Runtime;
 class ResultsFile;
@@ -14,5 +26,9 @@ namespace sextant::train {
 
 // Every rank calls it (collective); rank 0 writes `results` (may be null). quick: fewer blocks.
 void measure_sync_skew(const Runtime& rt, ResultsFile* results, bool quick);
+
+// Collective too; after measure_sync_skew (its /sync group). Nothing where `sizes` is
+// empty, with fewer than 2 ranks, or oversubscribed (no timing there means anything).
+void measure_message_overhead(const Runtime& rt, ResultsFile* results, std::vector<std::uint64_t> sizes, bool quick);
 
 }  // namespace sextant::train

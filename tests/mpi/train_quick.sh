@@ -60,9 +60,20 @@ else:
         drift = train.attrs[what]
         assert doc[what]["time_weighted"] == drift and train.attrs[what + "_cases"] > 0, what
         assert 0.2 < drift < 5, (what, drift)
+# The host overhead of the messages between pipeline stages, measured at each size a
+# pipeline sends (an activation or its gradient: micro-batch x seq x hidden float32s)
+# and carried into the model (a timing: only that it is a number). None oversubscribed.
+model = h5py.File(sys.argv[1][:-3] + ".model.h5", "r")
+oversubscribed = any(train[n].attrs["oversubscribed"] for n in train)
+assert ("message_bytes" in f["sync"]) == (not oversubscribed) == ("message_bytes" in model["sync"])
+if not oversubscribed:
+    sizes = sorted({int(train[n].attrs["micro_batch"] * train[n].attrs["seq"] * train[n].attrs["hidden"] * 4)
+                    for n in train if train[n].attrs["pp"] > 1})
+    assert list(f["sync/message_bytes"][()]) == sizes, (list(f["sync/message_bytes"][()]), sizes)
+    assert np.isfinite(f["sync/message_overhead_seconds"][()]).all()
+    assert (model["sync/message_overhead_seconds"][()] == f["sync/message_overhead_seconds"][()]).all()
 # Both forms of every collective a plan sends: back to back (OSU's) at the sweep's sizes
 # and the plans', and isolated (after idle) at the plans' sizes, fitted apart.
-model = h5py.File(sys.argv[1][:-3] + ".model.h5", "r")
 for coll in ("allreduce", "reduce_scatter", "allgather"):
     plain, isolated = f["comm/world/" + coll + "/float32/p2"], f["comm/world/" + coll + "~isolated/float32/p2"]
     assert set(isolated["bytes"][()]) <= set(plain["bytes"][()]), coll

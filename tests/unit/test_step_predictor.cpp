@@ -212,7 +212,7 @@ TEST(StepPredictor, CollectivesAfterComputeAreCostedByTheIsolatedForm) {
 constexpr double message_bytes = 1e6;
 
 StepPrediction pipeline(Schedule schedule, int S, int M, double F, double B, double a, double b,
-                        double late_receive = -1) {
+                        double late_receive = -1, double message_overhead = 0) {
   StepPlan plan;
   plan.config.pp = S;
   plan.config.micro_batch = 1;
@@ -240,7 +240,11 @@ StepPrediction pipeline(Schedule schedule, int S, int M, double F, double B, dou
     f.fit.segments.front().alpha = late_receive, f.fit.segments.front().beta = 0;
     comm.fits.push_back(f);
   }
-  return predict_step(plan, comm, compute_model());
+  if (message_overhead == 0) return predict_step(plan, comm, compute_model());
+  SyncModel sync;  // no partners' wait: the messages' host overhead alone
+  sync.ranks = 2, sync.interval_s = {1e-3}, sync.excess = {0};
+  sync.message_bytes = {message_bytes}, sync.message_overhead = {message_overhead};
+  return predict_step(plan, comm, compute_model(), {}, &sync);
 }
 
 double part(const StepPrediction& p, const std::string& name) {
@@ -297,6 +301,26 @@ TEST(StepPredictor, ReceivingATransferKeepsTheStageBusy) {
   EXPECT_NEAR(part(p, "pp communication"), 0.75e-3, 1e-15);
   EXPECT_NEAR(part(p, "pipeline bubble"), 3.75e-3, 1e-15);
   expect_parts_add_up(p);
+}
+
+TEST(StepPredictor, EachMessageAStageSendsOrReceivesCostsItsComputeTheOverhead) {
+  // Free messages whose host overhead is o = 0.25 ms each. S = 2: each forward sends or
+  // receives one activation, each backward one gradient, so every stage's forward takes
+  // F + o and its backward B + o, and the classic pipeline follows:
+  // (M + S - 1)(F + B + 2 o), the overhead in the pp communication (2 M o a stage).
+  // S = 3: the middle stage sends and receives in each pass: 2 o a pass, 4 M o a step,
+  // more than an outer stage's.
+  for (auto schedule : {Schedule::gpipe, Schedule::one_f_one_b}) {
+    const double o = 0.25e-3;
+    const auto p = pipeline(schedule, 2, 3, 1e-3, 2e-3, 0, 0, -1, o);
+    EXPECT_NEAR(p.total, 4 * (3e-3 + 2 * o), 1e-15);
+    EXPECT_NEAR(part(p, "pp communication"), 2 * 3 * o, 1e-15);
+    EXPECT_NEAR(p.stages.at(1).message_overhead, 2 * 3 * o, 1e-15);
+    expect_parts_add_up(p);
+    EXPECT_GT(pipeline(schedule, 3, 4, 1e-3, 2e-3, 0, 0, -1, o).stages.at(1).message_overhead,
+              pipeline(schedule, 3, 4, 1e-3, 2e-3, 0, 0, -1, o).stages.at(0).message_overhead);
+    EXPECT_NEAR(pipeline(schedule, 3, 4, 1e-3, 2e-3, 0, 0, -1, o).stages.at(1).message_overhead, 4 * 4 * o, 1e-15);
+  }
 }
 
 TEST(StepPredictor, AReceiverPaysWhatLateReceiveMeasuredOnceItPosts) {

@@ -35,6 +35,21 @@ TEST(SyncModel, WaitInterpolatesInLogIntervalAndScalesWithTheGroup) {
   EXPECT_NEAR(s.wait(1e-3, 4), 1e-4 * expected_normal_maximum(4) / expected_normal_maximum(2), 1e-15);
 }
 
+TEST(SyncModel, MessageOverheadInterpolatesLinearlyInBytes) {
+  SyncModel s;
+  EXPECT_DOUBLE_EQ(s.overhead(4096), 0);  // none measured
+  s.message_bytes = {1000, 3000};
+  s.message_overhead = {10e-6, 30e-6};
+  EXPECT_DOUBLE_EQ(s.overhead(1000), 10e-6);
+  EXPECT_NEAR(s.overhead(2000), 20e-6, 1e-18);
+  EXPECT_DOUBLE_EQ(s.overhead(10), 10e-6);  // the nearest outside
+  EXPECT_DOUBLE_EQ(s.overhead(1e6), 30e-6);
+  EXPECT_DOUBLE_EQ(s.overhead(0), 0);  // no message
+  s.message_overhead = {-2e-6, 30e-6};  // a difference of two times: a free message can measure below 0
+  EXPECT_DOUBLE_EQ(s.overhead(1000), 0);
+  EXPECT_NEAR(s.overhead(2000), 14e-6, 1e-18);
+}
+
 TEST(SyncModel, ThePredictorAddsTheWaitAtEachCollective) {
   // One stage, one micro-batch, tp 2. Forward: a (1 ms), b (2 ms) then its allreduce,
   // c (0.5 ms). The allreduce follows b: 3 ms of work since the phase began, plus the
