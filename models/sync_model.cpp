@@ -42,6 +42,16 @@ SyncModel read_sync(const h5::Group& g) {
   return m;
 }
 
+// ys at x between the ascending xs, `position(lo, x, hi)` saying how far x lies from lo
+// toward hi; the nearest end's value outside them.
+template <class Position>
+double piecewise(const std::vector<double>& xs, const std::vector<double>& ys, double x, Position position) {
+  if (x <= xs.front()) return ys.front();
+  for (std::size_t i = 1; i < xs.size(); ++i)
+    if (x <= xs[i]) return ys[i - 1] + position(xs[i - 1], x, xs[i]) * (ys[i] - ys[i - 1]);
+  return ys.back();
+}
+
 }  // namespace
 
 double expected_normal_maximum(int n) {
@@ -64,33 +74,15 @@ double expected_normal_maximum(int n) {
 
 double SyncModel::wait(double interval, int group_ranks) const {
   if (group_ranks < 2 || !(interval > 0) || interval_s.empty()) return 0;
-  double share = excess.front();
-  if (interval >= interval_s.back()) {
-    share = excess.back();
-  } else if (interval > interval_s.front()) {
-    for (std::size_t i = 1; i < interval_s.size(); ++i)
-      if (interval <= interval_s[i]) {
-        const double f = std::log(interval / interval_s[i - 1]) / std::log(interval_s[i] / interval_s[i - 1]);
-        share = excess[i - 1] + f * (excess[i] - excess[i - 1]);
-        break;
-      }
-  }
+  const double share = piecewise(interval_s, excess, interval,
+                                 [](double lo, double x, double hi) { return std::log(x / lo) / std::log(hi / lo); });
   return share * interval * expected_normal_maximum(group_ranks) / expected_normal_maximum(ranks);
 }
 
 double SyncModel::overhead(double bytes) const {
   if (message_bytes.empty() || !(bytes > 0)) return 0;
-  double o = message_overhead.front();
-  if (bytes >= message_bytes.back()) {
-    o = message_overhead.back();
-  } else if (bytes > message_bytes.front()) {
-    for (std::size_t i = 1; i < message_bytes.size(); ++i)
-      if (bytes <= message_bytes[i]) {
-        const double f = (bytes - message_bytes[i - 1]) / (message_bytes[i] - message_bytes[i - 1]);
-        o = message_overhead[i - 1] + f * (message_overhead[i] - message_overhead[i - 1]);
-        break;
-      }
-  }
+  const double o = piecewise(message_bytes, message_overhead, bytes,
+                             [](double lo, double x, double hi) { return (x - lo) / (hi - lo); });
   return std::max(o, 0.0);
 }
 
