@@ -317,9 +317,9 @@ TEST(StepPredictor, EachMessageAStageSendsOrReceivesCostsItsComputeTheOverhead) 
     EXPECT_NEAR(part(p, "pp communication"), 2 * 3 * o, 1e-15);
     EXPECT_NEAR(p.stages.at(1).message_overhead, 2 * 3 * o, 1e-15);
     expect_parts_add_up(p);
-    EXPECT_GT(pipeline(schedule, 3, 4, 1e-3, 2e-3, 0, 0, -1, o).stages.at(1).message_overhead,
-              pipeline(schedule, 3, 4, 1e-3, 2e-3, 0, 0, -1, o).stages.at(0).message_overhead);
-    EXPECT_NEAR(pipeline(schedule, 3, 4, 1e-3, 2e-3, 0, 0, -1, o).stages.at(1).message_overhead, 4 * 4 * o, 1e-15);
+    const auto three = pipeline(schedule, 3, 4, 1e-3, 2e-3, 0, 0, -1, o);
+    EXPECT_GT(three.stages.at(1).message_overhead, three.stages.at(0).message_overhead);
+    EXPECT_NEAR(three.stages.at(1).message_overhead, 4 * 4 * o, 1e-15);
   }
 }
 
