@@ -47,8 +47,8 @@ struct SweepOptions {
   std::string level = "world";
   // The kernel cases the plans run (each shape in each cache state; what the compute
   // suite measured for the model): each configuration's own are measured again just
-  // before its steps, every rank at once as the suite measured them, and the
-  // configuration is predicted from them, the rest of the model as fitted. This
+  // before its steps, every rank at once as the suite measured them, with the partners'
+  // wait, and the configuration is predicted from them, the rest of the model as fitted. This
   // machine runs at 0.8-1.35x its usual time per operator for minutes at a time (a
   // co-tenant on the host): a sweep whose operators were measured in one state and
   // whose steps ran in another misses by that much whatever the predictor does (a CI

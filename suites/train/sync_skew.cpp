@@ -55,16 +55,15 @@ class Work {
 
 }  // namespace
 
-void measure_sync_skew(const Runtime& rt, ResultsFile* results, bool quick) {
+PartnersWait measure_partners_wait(const Runtime& rt, double budget, int min_blocks) {
   const WaitMode wait = rt.oversubscribed() ? WaitMode::yield : WaitMode::blocking;
   Work work;
-  auto block = [&](int reps) { return work.run(reps); };
   const double per_rep = work.seconds_per_rep(rt);
-  std::vector<double> intervals, excess;
+  PartnersWait out;
   std::vector<double> all(rt.size());
   for (double target : {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2}) {
     const int reps = std::max(1, int(target / per_rep));
-    const int blocks = std::clamp(int((quick ? 0.15 : 0.5) / target), 10, 400);
+    const int blocks = std::clamp(int(budget / target), min_blocks, 400);
     // Per block: its mean time over the ranks and the slowest rank's excess over it. The
     // typical block is kept (the medians): a step's time is judged by its median too,
     // and a block that a rare disturbance stretched (a neighbour, a preemption) would
@@ -73,7 +72,7 @@ void measure_sync_skew(const Runtime& rt, ResultsFile* results, bool quick) {
     std::vector<double> means, excesses;
     for (int k = 0; k < blocks; ++k) {
       barrier(MPI_COMM_WORLD, wait);
-      double mine = block(reps);
+      double mine = work.run(reps);
       SEXTANT_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD));
       double sum = 0, top = 0;
       for (double t : all) sum += t, top = std::max(top, t);
@@ -81,22 +80,27 @@ void measure_sync_skew(const Runtime& rt, ResultsFile* results, bool quick) {
       means.push_back(mean);
       excesses.push_back(mean > 0 ? (top - mean) / mean : 0);
     }
-    intervals.push_back(stats::median(means));
-    excess.push_back(stats::median(excesses));
+    // Intervals as measured: ascending unless a disturbed block stretched one past the next.
+    const double interval = stats::median(means);
+    out.interval_s.push_back(out.interval_s.empty() ? interval : std::max(interval, out.interval_s.back() * (1 + 1e-9)));
+    out.excess.push_back(stats::median(excesses));
   }
+  return out;
+}
+
+void measure_sync_skew(const Runtime& rt, ResultsFile* results, bool quick) {
+  const PartnersWait w = measure_partners_wait(rt, quick ? 0.15 : 0.5, 10);
   if (!rt.is_root()) return;
   std::fprintf(stderr, "sextant: partners' wait at a synchronisation (the slowest of %d ranks over the mean):", rt.size());
-  for (std::size_t i = 0; i < intervals.size(); ++i)
-    std::fprintf(stderr, " %.2g ms +%.1f%%", intervals[i] * 1e3, excess[i] * 100);
+  for (std::size_t i = 0; i < w.interval_s.size(); ++i)
+    std::fprintf(stderr, " %.2g ms +%.1f%%", w.interval_s[i] * 1e3, w.excess[i] * 100);
   std::fprintf(stderr, "\n");
   if (results) {
-    // Intervals as measured: ascending unless a disturbed block stretched one past the next.
-    for (std::size_t i = 1; i < intervals.size(); ++i) intervals[i] = std::max(intervals[i], intervals[i - 1] * (1 + 1e-9));
     h5::Group g = results->group("sync");
     g.set_attr("ranks", std::int64_t{rt.size()});
     g.set_attr("work", "stream_triad over 3 x 16 KiB, repeated");
-    g.write("interval_seconds", intervals);
-    g.write("excess", excess);
+    g.write("interval_seconds", w.interval_s);
+    g.write("excess", w.excess);
     results->flush();
   }
 }

@@ -24,7 +24,17 @@ class ResultsFile;
 
 namespace sextant::train {
 
-// Every rank calls it (collective); rank 0 writes `results` (may be null). quick: fewer blocks.
+// The partners' wait measured: per interval of work (ascending), the excess.
+struct PartnersWait {
+  std::vector<double> interval_s, excess;
+};
+
+// Every rank calls it (collective) and gets the same values. `budget`: seconds of work
+// per interval, in at least `min_blocks` and at most 400 blocks.
+PartnersWait measure_partners_wait(const Runtime& rt, double budget, int min_blocks);
+
+// Every rank calls it (collective): the partners' wait with the suite's budget (quick:
+// fewer blocks), printed; rank 0 writes it to `results` (may be null).
 void measure_sync_skew(const Runtime& rt, ResultsFile* results, bool quick);
 
 // Collective too; after measure_sync_skew (its /sync group). Nothing where `sizes` is

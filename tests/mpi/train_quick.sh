@@ -80,10 +80,10 @@ for coll in ("allreduce", "reduce_scatter", "allgather"):
     assert len(isolated["bytes"]) < len(plain["bytes"]) and (isolated["gap"][()] > 0).all(), coll
     assert (plain["gap"][()] == 0).all(), coll
     assert {coll, coll + "~isolated"} <= set(model["comm/world"]), coll
-# Each configuration's kernels measured just before its steps, against the model:
-# recorded in both files; a configuration run more than once (40% of its steps slowed,
-# up to 3 runs) is one the table said it measured again. Its prediction from the model
-# file as fitted is kept beside the one from those kernels.
+# Each configuration's kernels and partners' wait measured just before its steps, the
+# kernels against the model: recorded in both files; a configuration run more than once
+# (40% of its steps slowed, up to 3 runs) is one the table said it measured again. Its
+# prediction from the model file as fitted is kept beside the one from those.
 for name in train:
     a, d = train[name].attrs, in_doc[name]
     assert a["attempts"] == d["attempts"] and 1 <= a["attempts"] <= 3, (name, a["attempts"])
@@ -94,9 +94,16 @@ for name in train:
     assert abs(a["error_from_model_file"] - (from_file / a["measured_median"] - 1)) < 1e-9, name
     if a["oversubscribed"]:  # nothing measured before the steps: the model file's prediction
         assert "kernels_vs_model" not in a and d["kernels_vs_model"] is None, name
+        assert "partners_wait_excess" not in train[name] and d["partners_wait"] is None, name
         assert a["predicted"] == from_file, name
     else:
         assert d["kernels_vs_model"] == a["kernels_vs_model"] and 0.2 < a["kernels_vs_model"] < 5, name
+        # The intervals the suite measured at (0.1 to 30 ms of work a block), ascending;
+        # an excess is a share of its interval (a timing: only that it is one).
+        t, e = train[name]["partners_wait_interval_seconds"][()], train[name]["partners_wait_excess"][()]
+        assert len(t) == len(e) == len(f["sync/interval_seconds"]) and (np.diff(t) > 0).all(), (name, t)
+        assert 2e-5 < t[0] and t[-1] < 0.3 and np.isfinite(e).all() and (e >= 0).all(), (name, t, e)
+        assert d["partners_wait"] == {"interval_s": list(t), "excess": list(e)}, name
 BREAKDOWN = ["forward compute", "backward compute", "tp communication", "pp communication", "pipeline bubble",
              "dp communication (exposed)", "optimizer"]
 SHAPE = ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "global_batch", "dtype")

@@ -14,16 +14,17 @@
 #
 # This machine is shared: for minutes at a time it runs at up to ~1.35x its usual time
 # per operator (one vCPU or both; no steal time is recorded). Each configuration's
-# kernels are measured again just before its steps and it is predicted from them
-# (docs/train-suite.md), so the machine's speed does not move the judged errors; the
-# collectives are measured once, before the sweep. The namespace network's collectives
-# are the larger part of its steps and its delay lines share the CPUs, so that run also
-# measures them again after the sweep (its "comm drift"; in one run of this test a try
-# ran tp2.large at 1.4x its other tries' time), and is run again while that is more than
-# 10% off 1, up to 2 runs in all; the one with the drift nearest 1 is judged, whatever
-# its errors (the limits are not touched). Shared memory runs once: its collectives are
-# a small share of its steps (4-34%), and their time moves 2-3x between launches of the
-# same command on this machine, which a rerun would chase without end.
+# kernels and partners' wait are measured again just before its steps and it is
+# predicted from them (docs/train-suite.md), so the machine's speed does not move the
+# judged errors; the collectives are measured once, before the sweep. The namespace
+# network's collectives are the larger part of its steps and its delay lines share the
+# CPUs, so that run also measures them again after the sweep (its "comm drift"; in one
+# run of this test a try ran tp2.large at 1.4x its other tries' time), and is run again
+# while that is more than 10% off 1, up to 2 runs in all; the one with the drift nearest
+# 1 is judged, whatever its errors (the limits are not touched). Shared memory runs
+# once: its collectives are a small share of its steps (4-34%), and their time moves
+# 2-3x between launches of the same command on this machine, which a rerun would chase
+# without end.
 # Files: OUTDIR/train_shm.h5, OUTDIR/train_net.h5 (and their .model.h5, .out).
 set -euo pipefail
 [ $# -eq 5 ] || { echo "usage: $0 SEXTANT PYTHON OUTDIR DELAY_US RATE" >&2; exit 2; }
@@ -54,7 +55,7 @@ timed() {  # LABEL COMMAND...: run, keep the output, say how long it took
   # Where the time went, the table and the drift lines only: the collectives measured
   # again after the sweep stay in the .out file (a failing run's log must show its
   # verdict within its first lines).
-  awk '/^sextant: train suite:/ || /^comm drift/ { print; next }
+  awk '/^sextant: (train suite:|partners|a message)/ || /^comm drift/ { print; next }
        /^# training proxy/ { on = 1 }
        on && !/^\[/ && !/^#? *[0-9]/ && !/^# (bytes|[a-z_]+~isolated)/ { print }
        /^operator drift/ { on = 0 }' "$out/train_$label.out"
