@@ -3,9 +3,11 @@
 // at different times, because the same work takes each a different time (a shared
 // host's neighbours, cache and memory contention, the scheduler). Each waits for the
 // last; the step is paid at the slowest rank's pace. The train suite measures it (every
-// rank runs the same block of work of T seconds, then they synchronise; the excess of
-// the slowest rank's time over the mean, as a share of T, the typical block's (the
-// median over blocks, as a step's time is its median), at several T), and the step
+// rank runs the same block of work of T seconds, then they synchronise; each rank's time
+// over its own typical one, the excess of the largest over their mean, as a share of T,
+// the typical block's (the median over blocks, as a step's time is its median), at
+// several T: a rank persistently slower than the rest is in the kernels' times, the
+// slowest rank's, where the sweep measures them before a configuration), and the step
 // predictor adds excess(T) x T to each blocking collective, T the compute since the
 // group's previous synchronisation. A group of another size than the one measured
 // scales by the expected maximum of that many standard normal samples, the spread being

@@ -137,12 +137,22 @@ void print_kernel_profile(const KernelProfile& kernels, int rank, int stage, con
     std::printf("  %-58s %6s %11.0f\n", "kernels costed by their roofline bound (us, all steps)", "", roofline_only * 1e6);
 }
 
-// Kernel times by case: rank 0's median seconds per (kernel, dtype, shape, flush bytes).
+// Kernel times by case: one rank's median seconds per (kernel, dtype, shape, flush bytes).
 using CaseTimes = std::map<std::tuple<std::string, std::string, std::string, double>, double>;
 
+struct MeasuredCases {
+  CaseTimes times;                   // the chosen rank's (on rank 0; empty elsewhere)
+  int rank = 0;                      // whose they are
+  std::vector<double> rank_seconds;  // each rank's sum over the cases every rank measured; empty: not compared
+};
+
 // The cases measured now, every rank at once and flushed cases in lockstep, as the
-// compute suite measured them (time only: they were validated before); rank 0's medians.
-CaseTimes measure_cases(Runtime& rt, compute::MeasureOptions cases) {
+// compute suite measured them (time only: they were validated before). The times of
+// rank 0, or with `slowest` of the rank whose cases took longest in all: the ranks of a
+// 2-vCPU guest ran the same kernels at up to 1.4x each other's time for whole
+// configurations (a co-tenant on one vCPU's core), and a step whose ranks synchronise
+// runs at its slowest rank's pace.
+MeasuredCases measure_cases(Runtime& rt, compute::MeasureOptions cases, bool slowest = false) {
   cases.validate = false;
   cases.progress = nullptr;
   std::set<std::string> operators;  // the cases' kernels only (not the ceilings' ones, which no step runs)
@@ -154,10 +164,35 @@ CaseTimes measure_cases(Runtime& rt, compute::MeasureOptions cases) {
   barrier(MPI_COMM_WORLD, wait);
   const auto measured = compute::measure_kernels(cases);
   barrier(MPI_COMM_WORLD, wait);
-  CaseTimes out;
-  if (rt.is_root())
-    for (const auto& m : measured)
-      if (m.summary.median > 0) out[{m.name, m.dtype, m.shape, double(m.flush_bytes)}] = m.summary.median;
+  // Every rank's medians, in the order measured (the same cases on every rank).
+  std::vector<double> mine;
+  for (const auto& m : measured) mine.push_back(m.summary.median);
+  int counts[2] = {int(mine.size()), -int(mine.size())};
+  SEXTANT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  const bool comparable = counts[0] == -counts[1] && rt.size() > 1;
+  std::vector<double> all(comparable && rt.is_root() ? mine.size() * rt.size() : 0);
+  if (comparable)
+    SEXTANT_MPI_CHECK(MPI_Gather(mine.data(), int(mine.size()), MPI_DOUBLE, all.data(), int(mine.size()), MPI_DOUBLE,
+                                 0, MPI_COMM_WORLD));
+  MeasuredCases out;
+  if (!rt.is_root()) return out;
+  const std::size_t n = mine.size();
+  if (comparable) {
+    out.rank_seconds.assign(rt.size(), 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      bool everywhere = true;
+      for (int r = 0; r < rt.size(); ++r) everywhere = everywhere && all[r * n + i] > 0;
+      if (everywhere)
+        for (int r = 0; r < rt.size(); ++r) out.rank_seconds[r] += all[r * n + i];
+    }
+    if (slowest)
+      out.rank = int(std::max_element(out.rank_seconds.begin(), out.rank_seconds.end()) - out.rank_seconds.begin());
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const double median = out.rank == 0 ? mine[i] : all[out.rank * n + i];
+    const auto& m = measured[i];
+    if (median > 0) out.times[{m.name, m.dtype, m.shape, double(m.flush_bytes)}] = median;
+  }
   return out;
 }
 
@@ -414,14 +449,14 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     // on one CPU during that measurement only, on a 2-vCPU host); ~0.5 s a configuration.
     const bool check_waits = check_speed && rt.size() > 1;
     TrainResult r;
-    CaseTimes kernels;  // rank 0's, of the run kept
+    MeasuredCases kernels;  // the slowest rank's, of the run kept
     PartnersWait waits;  // of the run kept
     std::optional<double> speed;
     double disturbed = 0;
     int attempts = 0;
     for (double best = 0; attempts < std::max(1, o.attempts);) {
       const double started = MPI_Wtime();
-      CaseTimes ahead = check_speed ? measure_cases(rt, own) : CaseTimes{};
+      MeasuredCases ahead = check_speed ? measure_cases(rt, own, true) : MeasuredCases{};
       PartnersWait waits_ahead = check_waits ? measure_partners_wait(rt, 0.05, 5) : PartnersWait{};
       TrainResult attempt = run_training(entry.config, run, MPI_COMM_WORLD);
       if (attempts > 0) {  // a measurement again: its cost, alike on every rank
@@ -463,11 +498,11 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     if (!rt.is_root()) continue;
     row.predicted_from_file = predicted.total;
     if (check_speed) {
-      const double vs_model = against_model(kernels, *compute).first;
+      const double vs_model = against_model(kernels.times, *compute).first;
       if (vs_model > 0) speed = vs_model;
       std::optional<model::SyncModel> waits_now = sync;
       if (sync && !waits.excess.empty()) waits_now->interval_s = waits.interval_s, waits_now->excess = waits.excess;
-      predicted = predict(remeasured(*compute, kernels), waits_now);
+      predicted = predict(remeasured(*compute, kernels.times), waits_now);
     }
     row.predicted = predicted.total;
     auto s = stats::summarize(r.step_time);
@@ -501,6 +536,9 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
                              {"attempts", attempts},
                              {"speedup", std::isfinite(row.speedup) ? nlohmann::json(row.speedup) : nlohmann::json()},
                              {"disturbed_steps", check_speed ? nlohmann::json(disturbed) : nlohmann::json()},
+                             {"kernels_rank", check_speed ? nlohmann::json(kernels.rank) : nlohmann::json()},
+                             {"kernels_by_rank_s", kernels.rank_seconds.empty() ? nlohmann::json()
+                                                                                : nlohmann::json(kernels.rank_seconds)},
                              {"partners_wait", waits.excess.empty() ? nlohmann::json()
                                                                     : nlohmann::json{{"interval_s", waits.interval_s},
                                                                                      {"excess", waits.excess}}}});
@@ -534,6 +572,8 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       g.set_attr("error_models_only", row.error_models_only);
       // Missing where not measured (oversubscribed, or no kernel case of the plan in the model).
       if (speed) g.set_attr("kernels_vs_model", *speed);
+      if (check_speed) g.set_attr("kernels_rank", std::int64_t{kernels.rank});
+      if (!kernels.rank_seconds.empty()) g.write("kernels_by_rank_seconds", kernels.rank_seconds);
       g.set_attr("attempts", static_cast<std::int64_t>(attempts));
       if (std::isfinite(row.speedup)) g.set_attr("speedup", row.speedup);  // missing where no baseline was measured
       if (check_speed) g.set_attr("disturbed_steps", disturbed);
@@ -585,7 +625,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
 
 std::optional<double> check_operator_drift(Runtime& rt, compute::MeasureOptions cases, const std::string& model_path,
                                            ResultsFile* results, JsonResults* json) {
-  const CaseTimes again = measure_cases(rt, std::move(cases));
+  const CaseTimes again = measure_cases(rt, std::move(cases)).times;  // rank 0's, as the model's
   double out[2] = {0, 0};  // time-weighted ratio, median ratio; 0: none compared
   std::size_t compared = 0;
   if (rt.is_root()) {

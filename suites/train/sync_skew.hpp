@@ -2,9 +2,10 @@
 // The partners' wait at a synchronisation (models/sync_model.hpp), measured: for each
 // interval T every rank runs the same block of work (a triad over arrays that stay in
 // its caches, repeated to last about T: arithmetic and cache traffic, as a step's
-// operators), then all synchronise; per block, the slowest rank's time against the mean
-// of the ranks'. Written to the results' /sync as (T, excess) with excess = (mean over
-// blocks of the slowest rank's time - mean of all) / mean of all.
+// operators), then all synchronise; per block, each rank's time over its own median
+// (a rank persistently slower is the kernels' business, not the wait's), the largest of
+// these against their mean. Written to the results' /sync as (T, excess) with excess =
+// the median over blocks of (largest - mean) / mean.
 //
 // And the host's share of a message (SyncModel::overhead): ranks in pairs (each with the
 // rank half the job away, as pipeline neighbours are) compute the same blocks of that

@@ -95,6 +95,7 @@ for name in train:
     if a["oversubscribed"]:  # nothing measured before the steps: the model file's prediction
         assert "kernels_vs_model" not in a and d["kernels_vs_model"] is None, name
         assert "partners_wait_excess" not in train[name] and d["partners_wait"] is None, name
+        assert "kernels_by_rank_seconds" not in train[name] and d["kernels_by_rank_s"] is None, name
         assert a["predicted"] == from_file, name
     else:
         assert d["kernels_vs_model"] == a["kernels_vs_model"] and 0.2 < a["kernels_vs_model"] < 5, name
@@ -104,6 +105,10 @@ for name in train:
         assert len(t) == len(e) == len(f["sync/interval_seconds"]) and (np.diff(t) > 0).all(), (name, t)
         assert 2e-5 < t[0] and t[-1] < 0.3 and np.isfinite(e).all() and (e >= 0).all(), (name, t, e)
         assert d["partners_wait"] == {"interval_s": list(t), "excess": list(e)}, name
+        # The kernels' times are the rank's whose cases took longest in all.
+        by_rank = train[name]["kernels_by_rank_seconds"][()]
+        assert len(by_rank) == 2 and (by_rank > 0).all() and d["kernels_by_rank_s"] == list(by_rank), (name, by_rank)
+        assert a["kernels_rank"] == d["kernels_rank"] == int(np.argmax(by_rank)), (name, a["kernels_rank"], by_rank)
 BREAKDOWN = ["forward compute", "backward compute", "tp communication", "pp communication", "pipeline bubble",
              "dp communication (exposed)", "optimizer"]
 SHAPE = ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "global_batch", "dtype")
