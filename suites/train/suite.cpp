@@ -140,19 +140,33 @@ void print_kernel_profile(const KernelProfile& kernels, int rank, int stage, con
 // Kernel times by case: one rank's median seconds per (kernel, dtype, shape, flush bytes).
 using CaseTimes = std::map<std::tuple<std::string, std::string, std::string, double>, double>;
 
+// The cases measured at once on every rank: each rank's medians, gathered on rank 0.
 struct MeasuredCases {
-  CaseTimes times;                   // the chosen rank's (on rank 0; empty elsewhere)
-  int rank = 0;                      // whose they are
-  std::vector<double> rank_seconds;  // each rank's sum over the cases every rank measured; empty: not compared
+  std::vector<CaseTimes::key_type> keys;     // in the order measured (on rank 0)
+  std::vector<std::vector<double>> by_rank;  // [rank][case] medians, <= 0: none (on rank 0); rank 0's
+                                             // alone where the ranks' cases differ
+
+  CaseTimes times(int rank) const {
+    CaseTimes out;
+    if (by_rank.empty()) return out;  // not rank 0
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (by_rank.at(rank)[i] > 0) out[keys[i]] = by_rank[rank][i];
+    return out;
+  }
+  // Each rank's sum over the cases every rank measured; empty where they cannot be compared.
+  std::vector<double> rank_seconds() const {
+    if (by_rank.size() < 2) return {};
+    std::vector<double> out(by_rank.size(), 0.0);
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (std::all_of(by_rank.begin(), by_rank.end(), [&](const auto& r) { return r[i] > 0; }))
+        for (std::size_t r = 0; r < by_rank.size(); ++r) out[r] += by_rank[r][i];
+    return out;
+  }
 };
 
 // The cases measured now, every rank at once and flushed cases in lockstep, as the
-// compute suite measured them (time only: they were validated before). The times of
-// rank 0, or with `slowest` of the rank whose cases took longest in all: the ranks of a
-// 2-vCPU guest ran the same kernels at up to 1.4x each other's time for whole
-// configurations (a co-tenant on one vCPU's core), and a step whose ranks synchronise
-// runs at its slowest rank's pace.
-MeasuredCases measure_cases(Runtime& rt, compute::MeasureOptions cases, bool slowest = false) {
+// compute suite measured them (time only: they were validated before).
+MeasuredCases measure_cases(Runtime& rt, compute::MeasureOptions cases) {
   cases.validate = false;
   cases.progress = nullptr;
   std::set<std::string> operators;  // the cases' kernels only (not the ceilings' ones, which no step runs)
@@ -164,7 +178,6 @@ MeasuredCases measure_cases(Runtime& rt, compute::MeasureOptions cases, bool slo
   barrier(MPI_COMM_WORLD, wait);
   const auto measured = compute::measure_kernels(cases);
   barrier(MPI_COMM_WORLD, wait);
-  // Every rank's medians, in the order measured (the same cases on every rank).
   std::vector<double> mine;
   for (const auto& m : measured) mine.push_back(m.summary.median);
   int counts[2] = {int(mine.size()), -int(mine.size())};
@@ -176,23 +189,46 @@ MeasuredCases measure_cases(Runtime& rt, compute::MeasureOptions cases, bool slo
                                  0, MPI_COMM_WORLD));
   MeasuredCases out;
   if (!rt.is_root()) return out;
+  for (const auto& m : measured) out.keys.push_back({m.name, m.dtype, m.shape, double(m.flush_bytes)});
+  if (!comparable) out.by_rank = {mine};
   const std::size_t n = mine.size();
-  if (comparable) {
-    out.rank_seconds.assign(rt.size(), 0.0);
-    for (std::size_t i = 0; i < n; ++i) {
-      bool everywhere = true;
-      for (int r = 0; r < rt.size(); ++r) everywhere = everywhere && all[r * n + i] > 0;
-      if (everywhere)
-        for (int r = 0; r < rt.size(); ++r) out.rank_seconds[r] += all[r * n + i];
+  for (int r = 0; comparable && r < rt.size(); ++r)
+    out.by_rank.emplace_back(all.begin() + r * n, all.begin() + (r + 1) * n);
+  return out;
+}
+
+// The kernel times a configuration is predicted from: of each rank, its measurement
+// just before or just after the steps, whichever took less in all (a co-tenant on one
+// vCPU's core for a second or two slowed one rank's cases to 1.36x the other's before
+// tp_sp2.small, predicted then 35% long; the steps' median had left it behind), and of
+// the ranks the slowest (its step's collectives make every rank wait for it: a 2-vCPU
+// guest ran the same kernels at up to 1.4x on one rank for whole configurations).
+struct KernelTimes {
+  CaseTimes times;
+  int rank = 0;                       // whose times they are
+  std::vector<double> before, after;  // each rank's sum (MeasuredCases::rank_seconds); empty: not compared
+};
+KernelTimes slowest_rank(const MeasuredCases& before, const MeasuredCases& after) {
+  KernelTimes out;
+  out.before = before.rank_seconds();
+  if (after.keys == before.keys) out.after = after.rank_seconds();
+  if (out.before.empty()) {  // one rank, or ranks whose cases differ: rank 0's before the steps
+    out.times = before.times(0);
+    return out;
+  }
+  const bool both = out.after.size() == out.before.size();
+  double slowest = -1;
+  const MeasuredCases* source = &before;
+  for (std::size_t r = 0; r < out.before.size(); ++r) {
+    const bool later = both && out.after[r] < out.before[r];
+    const double rank_seconds = later ? out.after[r] : out.before[r];
+    if (rank_seconds > slowest) {
+      slowest = rank_seconds;
+      out.rank = int(r);
+      source = later ? &after : &before;
     }
-    if (slowest)
-      out.rank = int(std::max_element(out.rank_seconds.begin(), out.rank_seconds.end()) - out.rank_seconds.begin());
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    const double median = out.rank == 0 ? mine[i] : all[out.rank * n + i];
-    const auto& m = measured[i];
-    if (median > 0) out.times[{m.name, m.dtype, m.shape, double(m.flush_bytes)}] = median;
-  }
+  out.times = source->times(out.rank);
   return out;
 }
 
@@ -449,16 +485,17 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
     // on one CPU during that measurement only, on a 2-vCPU host); ~0.5 s a configuration.
     const bool check_waits = check_speed && rt.size() > 1;
     TrainResult r;
-    MeasuredCases kernels;  // the slowest rank's, of the run kept
+    KernelTimes kernels;  // of the run kept
     PartnersWait waits;  // of the run kept
     std::optional<double> speed;
     double disturbed = 0;
     int attempts = 0;
     for (double best = 0; attempts < std::max(1, o.attempts);) {
       const double started = MPI_Wtime();
-      MeasuredCases ahead = check_speed ? measure_cases(rt, own, true) : MeasuredCases{};
+      MeasuredCases ahead = check_speed ? measure_cases(rt, own) : MeasuredCases{};
       PartnersWait waits_ahead = check_waits ? measure_partners_wait(rt, 0.05, 5) : PartnersWait{};
       TrainResult attempt = run_training(entry.config, run, MPI_COMM_WORLD);
+      MeasuredCases behind = check_speed ? measure_cases(rt, own) : MeasuredCases{};
       if (attempts > 0) {  // a measurement again: its cost, alike on every rank
         double took = MPI_Wtime() - started;
         SEXTANT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &took, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
@@ -470,7 +507,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       ++attempts;
       if (attempts == 1 || badness < best) {
         r = std::move(attempt);
-        kernels = std::move(ahead);
+        kernels = slowest_rank(ahead, behind);
         waits = std::move(waits_ahead);
         disturbed = slow_steps, best = badness;
       }
@@ -537,8 +574,10 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
                              {"speedup", std::isfinite(row.speedup) ? nlohmann::json(row.speedup) : nlohmann::json()},
                              {"disturbed_steps", check_speed ? nlohmann::json(disturbed) : nlohmann::json()},
                              {"kernels_rank", check_speed ? nlohmann::json(kernels.rank) : nlohmann::json()},
-                             {"kernels_by_rank_s", kernels.rank_seconds.empty() ? nlohmann::json()
-                                                                                : nlohmann::json(kernels.rank_seconds)},
+                             {"kernels_before_by_rank_s",
+                              kernels.before.empty() ? nlohmann::json() : nlohmann::json(kernels.before)},
+                             {"kernels_after_by_rank_s",
+                              kernels.after.empty() ? nlohmann::json() : nlohmann::json(kernels.after)},
                              {"partners_wait", waits.excess.empty() ? nlohmann::json()
                                                                     : nlohmann::json{{"interval_s", waits.interval_s},
                                                                                      {"excess", waits.excess}}}});
@@ -573,7 +612,8 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       // Missing where not measured (oversubscribed, or no kernel case of the plan in the model).
       if (speed) g.set_attr("kernels_vs_model", *speed);
       if (check_speed) g.set_attr("kernels_rank", std::int64_t{kernels.rank});
-      if (!kernels.rank_seconds.empty()) g.write("kernels_by_rank_seconds", kernels.rank_seconds);
+      if (!kernels.before.empty()) g.write("kernels_before_by_rank_seconds", kernels.before);
+      if (!kernels.after.empty()) g.write("kernels_after_by_rank_seconds", kernels.after);
       g.set_attr("attempts", static_cast<std::int64_t>(attempts));
       if (std::isfinite(row.speedup)) g.set_attr("speedup", row.speedup);  // missing where no baseline was measured
       if (check_speed) g.set_attr("disturbed_steps", disturbed);
@@ -625,7 +665,8 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
 
 std::optional<double> check_operator_drift(Runtime& rt, compute::MeasureOptions cases, const std::string& model_path,
                                            ResultsFile* results, JsonResults* json) {
-  const CaseTimes again = measure_cases(rt, std::move(cases)).times;  // rank 0's, as the model's
+  const MeasuredCases measured = measure_cases(rt, std::move(cases));
+  const CaseTimes again = rt.is_root() ? measured.times(0) : CaseTimes{};  // rank 0's, as the model's
   double out[2] = {0, 0};  // time-weighted ratio, median ratio; 0: none compared
   std::size_t compared = 0;
   if (rt.is_root()) {

@@ -80,10 +80,11 @@ for coll in ("allreduce", "reduce_scatter", "allgather"):
     assert len(isolated["bytes"]) < len(plain["bytes"]) and (isolated["gap"][()] > 0).all(), coll
     assert (plain["gap"][()] == 0).all(), coll
     assert {coll, coll + "~isolated"} <= set(model["comm/world"]), coll
-# Each configuration's kernels and partners' wait measured just before its steps, the
-# kernels against the model: recorded in both files; a configuration run more than once
-# (40% of its steps slowed, up to 3 runs) is one the table said it measured again. Its
-# prediction from the model file as fitted is kept beside the one from those.
+# Each configuration's kernels measured just before and after its steps and its
+# partners' wait before them, the kernels against the model: recorded in both files; a
+# configuration run more than once (40% of its steps slowed, up to 3 runs) is one the
+# table said it measured again. Its prediction from the model file as fitted is kept
+# beside the one from those.
 for name in train:
     a, d = train[name].attrs, in_doc[name]
     assert a["attempts"] == d["attempts"] and 1 <= a["attempts"] <= 3, (name, a["attempts"])
@@ -95,7 +96,7 @@ for name in train:
     if a["oversubscribed"]:  # nothing measured before the steps: the model file's prediction
         assert "kernels_vs_model" not in a and d["kernels_vs_model"] is None, name
         assert "partners_wait_excess" not in train[name] and d["partners_wait"] is None, name
-        assert "kernels_by_rank_seconds" not in train[name] and d["kernels_by_rank_s"] is None, name
+        assert "kernels_before_by_rank_seconds" not in train[name] and d["kernels_before_by_rank_s"] is None, name
         assert a["predicted"] == from_file, name
     else:
         assert d["kernels_vs_model"] == a["kernels_vs_model"] and 0.2 < a["kernels_vs_model"] < 5, name
@@ -105,10 +106,13 @@ for name in train:
         assert len(t) == len(e) == len(f["sync/interval_seconds"]) and (np.diff(t) > 0).all(), (name, t)
         assert 2e-5 < t[0] and t[-1] < 0.3 and np.isfinite(e).all() and (e >= 0).all(), (name, t, e)
         assert d["partners_wait"] == {"interval_s": list(t), "excess": list(e)}, name
-        # The kernels' times are the rank's whose cases took longest in all.
-        by_rank = train[name]["kernels_by_rank_seconds"][()]
-        assert len(by_rank) == 2 and (by_rank > 0).all() and d["kernels_by_rank_s"] == list(by_rank), (name, by_rank)
-        assert a["kernels_rank"] == d["kernels_rank"] == int(np.argmax(by_rank)), (name, a["kernels_rank"], by_rank)
+        # The kernels measured just before and just after the steps: the prediction's are
+        # the slowest rank's, each rank's measurement that took less in all.
+        before, after = (train[name]["kernels_%s_by_rank_seconds" % w][()] for w in ("before", "after"))
+        assert d["kernels_before_by_rank_s"] == list(before) and d["kernels_after_by_rank_s"] == list(after), name
+        assert len(before) == len(after) == 2 and (before > 0).all() and (after > 0).all(), (name, before, after)
+        slowest = int(np.argmax(np.minimum(before, after)))
+        assert a["kernels_rank"] == d["kernels_rank"] == slowest, (name, a["kernels_rank"], before, after)
 BREAKDOWN = ["forward compute", "backward compute", "tp communication", "pp communication", "pipeline bubble",
              "dp communication (exposed)", "optimizer"]
 SHAPE = ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "global_batch", "dtype")
