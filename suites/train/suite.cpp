@@ -153,13 +153,16 @@ struct MeasuredCases {
       if (by_rank.at(rank)[i] > 0) out[keys[i]] = by_rank[rank][i];
     return out;
   }
-  // Each rank's sum over the cases every rank measured; empty where they cannot be compared.
-  std::vector<double> rank_seconds() const {
+  // Whether every rank measured case i.
+  bool everywhere(std::size_t i) const {
+    return std::all_of(by_rank.begin(), by_rank.end(), [&](const auto& r) { return r[i] > 0; });
+  }
+  // Each rank's sum over the cases `use` names; empty where the ranks cannot be compared.
+  std::vector<double> rank_seconds(const std::vector<bool>& use) const {
     if (by_rank.size() < 2) return {};
     std::vector<double> out(by_rank.size(), 0.0);
     for (std::size_t i = 0; i < keys.size(); ++i)
-      if (std::all_of(by_rank.begin(), by_rank.end(), [&](const auto& r) { return r[i] > 0; }))
-        for (std::size_t r = 0; r < by_rank.size(); ++r) out[r] += by_rank[r][i];
+      for (std::size_t r = 0; use[i] && r < by_rank.size(); ++r) out[r] += by_rank[r][i];
     return out;
   }
 };
@@ -210,13 +213,16 @@ struct KernelTimes {
 };
 KernelTimes slowest_rank(const MeasuredCases& before, const MeasuredCases& after) {
   KernelTimes out;
-  out.before = before.rank_seconds();
-  if (after.keys == before.keys) out.after = after.rank_seconds();
+  // The sums compared are over the same cases: those every rank measured, both times.
+  const bool both = after.keys == before.keys && after.by_rank.size() == before.by_rank.size();
+  std::vector<bool> use(before.keys.size());
+  for (std::size_t i = 0; i < use.size(); ++i) use[i] = before.everywhere(i) && (!both || after.everywhere(i));
+  out.before = before.rank_seconds(use);
+  if (both) out.after = after.rank_seconds(use);
   if (out.before.empty()) {  // one rank, or ranks whose cases differ: rank 0's before the steps
     out.times = before.times(0);
     return out;
   }
-  const bool both = out.after.size() == out.before.size();
   double slowest = -1;
   const MeasuredCases* source = &before;
   for (std::size_t r = 0; r < out.before.size(); ++r) {
@@ -538,7 +544,12 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       const double vs_model = against_model(kernels.times, *compute).first;
       if (vs_model > 0) speed = vs_model;
       std::optional<model::SyncModel> waits_now = sync;
-      if (sync && !waits.excess.empty()) waits_now->interval_s = waits.interval_s, waits_now->excess = waits.excess;
+      if (!waits.excess.empty()) {  // measured on this run's ranks
+        if (!waits_now) waits_now.emplace();
+        waits_now->ranks = rt.size();
+        waits_now->interval_s = waits.interval_s;
+        waits_now->excess = waits.excess;
+      }
       predicted = predict(remeasured(*compute, kernels.times), waits_now);
     }
     row.predicted = predicted.total;

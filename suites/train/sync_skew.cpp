@@ -81,11 +81,12 @@ PartnersWait measure_partners_wait(const Runtime& rt, double budget, int min_blo
       for (const auto& t : times) mine.push_back(t[r]);
       typical[r] = std::max(stats::median(mine), 1e-12);
     }
-    // Per block: its mean time over the ranks and the slowest rank's excess over it. The
-    // typical block is kept (the medians): a step's time is judged by its median too,
-    // and a block that a rare disturbance stretched (a neighbour, a preemption) would
-    // otherwise set the wait of every synchronisation of every step (with means, the
-    // 0.1 ms interval's excess was 5% in one run and 18-19% in others on one machine).
+    // Per block: its mean time over the ranks and the excess of the largest relative time
+    // over the ranks' mean of them. The typical block is kept (the medians): a step's
+    // time is judged by its median too, and a block that a rare disturbance stretched (a
+    // neighbour, a preemption) would otherwise set the wait of every synchronisation of
+    // every step (with means, the 0.1 ms interval's excess was 5% in one run and 18-19% in
+    // others on one machine).
     std::vector<double> means, excesses;
     for (const auto& t : times) {
       double sum = 0, top = 0, relative_sum = 0;

@@ -96,15 +96,18 @@ for name in train:
     if a["oversubscribed"]:  # nothing measured before the steps: the model file's prediction
         assert "kernels_vs_model" not in a and d["kernels_vs_model"] is None, name
         assert "partners_wait_excess" not in train[name] and d["partners_wait"] is None, name
-        assert "kernels_before_by_rank_seconds" not in train[name] and d["kernels_before_by_rank_s"] is None, name
+        for what in ("before", "after"):
+            assert "kernels_%s_by_rank_seconds" % what not in train[name], (name, what)
+            assert d["kernels_%s_by_rank_s" % what] is None, (name, what)
+        assert "kernels_rank" not in a and d["kernels_rank"] is None, name
         assert a["predicted"] == from_file, name
     else:
         assert d["kernels_vs_model"] == a["kernels_vs_model"] and 0.2 < a["kernels_vs_model"] < 5, name
-        # The intervals the suite measured at (0.1 to 30 ms of work a block), ascending;
-        # an excess is a share of its interval (a timing: only that it is one).
+        # The intervals the suite measured at (0.1 to 30 ms of work a block); an excess is
+        # a share of its interval (a timing: only that it is one).
         t, e = train[name]["partners_wait_interval_seconds"][()], train[name]["partners_wait_excess"][()]
-        assert len(t) == len(e) == len(f["sync/interval_seconds"]) and (np.diff(t) > 0).all(), (name, t)
-        assert 2e-5 < t[0] and t[-1] < 0.3 and np.isfinite(e).all() and (e >= 0).all(), (name, t, e)
+        assert len(t) == len(e) == len(f["sync/interval_seconds"]), (name, t)
+        assert 1e-5 < t[0] and t[-1] < 1 and np.isfinite(e).all(), (name, t, e)
         assert d["partners_wait"] == {"interval_s": list(t), "excess": list(e)}, name
         # The kernels measured just before and just after the steps: the prediction's are
         # the slowest rank's, each rank's measurement that took less in all.
