@@ -183,13 +183,12 @@ MeasuredCases measure_cases(Runtime& rt, compute::MeasureOptions cases) {
   barrier(MPI_COMM_WORLD, wait);
   std::vector<double> mine;
   for (const auto& m : measured) mine.push_back(m.summary.median);
-  int counts[2] = {int(mine.size()), -int(mine.size())};
-  SEXTANT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-  const bool comparable = counts[0] == -counts[1] && rt.size() > 1;
+  const int count[2] = {int(mine.size()), -int(mine.size())};
+  int most[2];
+  allreduce(count, most, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD, wait);
+  const bool comparable = most[0] == -most[1] && rt.size() > 1;  // every rank the same count
   std::vector<double> all(comparable && rt.is_root() ? mine.size() * rt.size() : 0);
-  if (comparable)
-    SEXTANT_MPI_CHECK(MPI_Gather(mine.data(), int(mine.size()), MPI_DOUBLE, all.data(), int(mine.size()), MPI_DOUBLE,
-                                 0, MPI_COMM_WORLD));
+  if (comparable) gather(mine.data(), int(mine.size()), MPI_DOUBLE, all.data(), 0, MPI_COMM_WORLD, wait);
   MeasuredCases out;
   if (!rt.is_root()) return out;
   for (const auto& m : measured) out.keys.push_back({m.name, m.dtype, m.shape, double(m.flush_bytes)});
