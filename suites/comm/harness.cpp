@@ -118,7 +118,7 @@ class Sweep {
     BenchmarkResult r{&b, level, dtype, size_, {}, {}};
     for (auto bytes : sizes) {
       auto elem = info(dtype).size;
-      SizeResult s = measure(b, dtype, bytes, bytes / elem);
+      SizeResult s = measure(b, dtype, bytes, bytes / elem, bytes == sizes.front());
       if (is_root()) on_size(s);
       r.sizes.push_back(std::move(s));
     }
@@ -249,7 +249,7 @@ class Sweep {
     return t;
   }
 
-  SizeResult measure(const Benchmark& b, Dtype dtype, std::uint64_t bytes, std::size_t count) {
+  SizeResult measure(const Benchmark& b, Dtype dtype, std::uint64_t bytes, std::size_t count, bool first_of_sweep) {
     SizeResult s;
     s.bytes = bytes;
     s.count = count;
@@ -292,6 +292,7 @@ class Sweep {
       barrier(comm_, wait_);
       run_once(b, cases[k % sets]);
     }
+    if (first_of_sweep) warm_up_sweep(b, cases);
     s.gap = o_.gap;
     if (s.gap < 0) {  // as long as the operation: one more warm-up run, timed, the slowest rank's
       barrier(comm_, wait_);
@@ -367,6 +368,23 @@ class Sweep {
     if (b.nonblocking && !missing) measure_overlap(b, cases, s);
     if (missing) s.overlapped = s.compute = s.overlap_percent = nan;
     return s;
+  }
+
+  // Options::sweep_warmup_seconds of the operation: as many runs as the slowest rank's
+  // time for one says fill it (one decision, so that every rank runs the same number).
+  void warm_up_sweep(const Benchmark& b, std::vector<Case>& cases) {
+    if (!(o_.sweep_warmup_seconds > 0)) return;
+    double once = 0;
+    for (int k = 0; k < 3; ++k) {
+      barrier(comm_, wait_);
+      once = std::max(once, timed_run(b, cases[k % cases.size()]));
+    }
+    allreduce(MPI_IN_PLACE, &once, 1, MPI_DOUBLE, MPI_MAX, comm_, wait_);
+    const auto runs = static_cast<std::size_t>(std::min(o_.sweep_warmup_seconds / std::max(once, 1e-7), 1e5));
+    for (std::size_t k = 0; k < runs; ++k) {
+      barrier(comm_, wait_);
+      run_once(b, cases[k % cases.size()]);
+    }
   }
 
   // The widest window: one whose minimum repetitions fit in the longest budget a size

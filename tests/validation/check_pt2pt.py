@@ -17,7 +17,8 @@ that `sextant fit` found itself. What the issue asks:
   small messages: alpha of the first segment, minus alpha0 of the calibration run
                   (D ~ 1 us: the veth, TCP and delay-line passes), or of the pair's
                   own baselines (--baseline: the same path with its delay lines at
-                  1 us, right before each launch), within 10% of D;
+                  1 us, right before each launch; then the median over launches of
+                  each launch's alpha less its own baseline's), within 10% of D;
   large messages: 1 / beta of the last segment within 10% of the TCP goodput on the
                   shaped link, rate x 1448 / 1514 (MSS 1448 with timestamps in a
                   1514-byte Ethernet frame; tbf counts frame bytes).
@@ -170,16 +171,28 @@ def main():
             return 1
         # The calibration line itself holds packets for its own D (1 us): add it back.
         alpha0 = cal["alpha0"] - cal["delay_us"] * 1e-6
+        delta = None
         if a.baseline:
             # The pair's own baselines, each measured right before one of its launches
-            # on the same path: the median of their first segments' alpha.
-            own = float(np.median([read_model(p)["alpha"][0] for p in a.baseline])) - 1e-6
+            # on the same path (its delay lines at 1 us, added back). The path's base
+            # latency moves between launches (48-72 us in one run of seven on a 2-vCPU
+            # guest, the launch after a baseline moving with it), so each launch is
+            # judged against its own baseline and the median of those differences taken
+            # (the differences of the two medians are reported beside it).
+            base_alphas = [read_model(p)["alpha"][0] - 1e-6 for p in a.baseline]
+            own = float(np.median(base_alphas))
             print(f"  alpha0 from this pair's {len(a.baseline)} baseline launches (delay lines at 1 us): "
                   f"{own * 1e6:.1f} us (the calibration's: {alpha0 * 1e6:.1f} us)")
+            if len(base_alphas) == len(alphas):
+                paired = [x - b for x, b in zip(alphas, base_alphas)]
+                delta = float(np.median(paired))
+                print("  each launch less its own baseline: " + ", ".join(f"{x * 1e6:.1f}" for x in paired)
+                      + f" us; median {delta * 1e6:.1f} us (median less median: {(alpha - own) * 1e6:.1f} us)")
             alpha0 = own
-        delta = alpha - alpha0
+        if delta is None:
+            delta = alpha - alpha0
         nominal_err = delta / (a.delay_us * 1e-6) - 1
-        print(f"  small messages: alpha {alpha * 1e6:.1f} us - alpha0 {alpha0 * 1e6:.1f} us = "
+        print(f"  small messages: alpha {alpha * 1e6:.1f} us, alpha0 {alpha0 * 1e6:.1f} us: "
               f"{delta * 1e6:.1f} us vs injected {a.delay_us:g} us: error {nominal_err * 100:+.1f}%")
         alpha_err = nominal_err
         if applied is not None:

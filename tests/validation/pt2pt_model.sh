@@ -7,8 +7,9 @@
 # compare the model with what was injected (check_pt2pt.py). ROLE calibrate: this is
 # the D ~ 1 us run whose small-message alpha (alpha0) the other pairs subtract.
 # The measurement is launched 7 times (LAUNCHES), each pair's with its own baseline,
-# and judged by the median of the fits: MPI over the namespace path has a slow mode that
-# adds 10-55 us at every small size while the delay lines report releasing on time. It
+# and judged by the median over launches of each fit less its baseline: MPI over the
+# namespace path has a slow mode that adds 10-55 us at every small size while the
+# delay lines report releasing on time. It
 # comes and goes with the shared host's load, for a whole launch or part of one, and
 # moves baselines and measurements alike, so the median must not land in it: with
 # three launches two slow ones failed clean-clone CIs (d200_1g at -10.6%, d100_100m at

@@ -51,6 +51,7 @@ comm::Options CommArgs::resolve(const MeasureArgs& m, bool dtypes_apply) const {
     o.min_iterations = std::min(o.min_iterations, o.max_iterations);
   }
   if (a.warmup >= 0) o.warmup = static_cast<std::size_t>(a.warmup);
+  if (a.sweep_warmup >= 0) o.sweep_warmup_seconds = a.sweep_warmup;
   if (m.budget != 0) o.budget_seconds = m.budget;
   if (m.precision != 0) o.rel_ci_half_width = m.precision;
   o.sync = comm::parse_sync(a.sync);
@@ -190,6 +191,9 @@ void CommArgs::add(CLI::App& cmd) {
       ->each([this](const std::string&) { sizes_given = true; })->group(group);
   cmd.add_option("-f,--factor", factor, "size step factor (default 2)")->check(checks::above(1))->group(group);
   cmd.add_option("-x,--warmup", warmup, "warm-up iterations per size (default 10; --quick 3)")->check(CLI::NonNegativeNumber)->group(group);
+  cmd.add_option("--sweep-warmup", sweep_warmup,
+                 "seconds of the operation before each sweep's first size, to settle the path (default 0.2)")
+      ->check(CLI::NonNegativeNumber)->group(group);
   cmd.add_option("--sync", sync, "barrier (OSU/IMB-comparable; default) | window (ReproMPI-style)")->group(group);
   cmd.add_option("--gap", gap,
                  "idle seconds before each timed iteration, or 'op': as long as the operation takes (default 0: back "

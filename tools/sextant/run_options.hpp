@@ -30,7 +30,7 @@ struct MeasureArgs {
 struct CommArgs {
   std::string sizes, sync = "barrier", benchmarks, op = "sum", levels = "world", memory = "host", wait, gap, algorithms;
   bool sizes_given = false;
-  double factor = 0;
+  double factor = 0, sweep_warmup = -1;
   long long warmup = -1, window = 64;
   bool off_cache = false, in_place = false, nonblocking_form = false, total_bytes = false;
   std::string ranks;  // the rank sweep, A:B or a list
