@@ -296,15 +296,16 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
   std::vector<double> free_at(S, 0);
   std::vector<std::vector<double>> forward_end(S, std::vector<double>(M, -1)), backward_end = forward_end;
   std::vector<Message> activation(S), gradient(S);  // received by stage s
-  // The host's share of the messages a stage's forward and backward send and receive.
-  std::vector<double> forward_overhead(S, 0), backward_overhead(S, 0);
+  // The host's share of the messages a stage's forward and backward send and receive
+  // (SyncModel::overhead: measured on messages that arrive while the rank computes).
+  std::vector<double> forward_send(S, 0), forward_receive(S, 0), backward_send(S, 0), backward_receive(S, 0);
   const auto overhead = [&](const CommOp& op) { return sync && !op.name.empty() ? sync->overhead(op.bytes) : 0.0; };
   for (int s = 0; s < S; ++s) {
     actions[s] = schedule_actions(cfg.schedule, S, s, M);
     if (s > 0) activation[s] = cost.message(plan.stages[s - 1].send_activation);
     if (s + 1 < S) gradient[s] = cost.message(plan.stages[s + 1].send_gradient);
-    if (s > 0) forward_overhead[s] += overhead(plan.stages[s - 1].send_activation), backward_overhead[s] += overhead(plan.stages[s].send_gradient);
-    if (s + 1 < S) forward_overhead[s] += overhead(plan.stages[s].send_activation), backward_overhead[s] += overhead(plan.stages[s + 1].send_gradient);
+    if (s > 0) forward_receive[s] = overhead(plan.stages[s - 1].send_activation), backward_send[s] = overhead(plan.stages[s].send_gradient);
+    if (s + 1 < S) forward_send[s] = overhead(plan.stages[s].send_activation), backward_receive[s] = overhead(plan.stages[s + 1].send_gradient);
   }
   for (bool progressed = true; progressed;) {
     progressed = false;
@@ -319,10 +320,16 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
         const double sent = local ? 0 : forward ? forward_end[s - 1][a.micro] : backward_end[s + 1][a.micro];
         if (sent < 0) break;  // not produced yet
         const Message in = local ? Message{} : forward ? activation[s] : gradient[s];
-        const double start = std::max(free_at[s], sent + in.latency);
+        const double arrives = sent + in.latency;
+        const double start = std::max(free_at[s], arrives);
         t.waits += start - free_at[s];
         t.transfers += in.transfer;
-        const double host = forward ? forward_overhead[s] : backward_overhead[s];
+        // A message that arrives while its stage still computes the previous action costs
+        // that compute its receive; one the stage waits for arrives while it idles in MPI
+        // (in the bubble, or behind a slower neighbour) and costs no compute.
+        const bool arrives_busy = !local && free_at[s] > arrives;
+        const double host = (forward ? forward_send[s] : backward_send[s]) +
+                            (arrives_busy ? (forward ? forward_receive[s] : backward_receive[s]) : 0.0);
         t.message_overhead += host;
         free_at[s] = start + in.transfer + host +
                      (forward ? t.forward_compute + t.forward_tp + t.forward_dp

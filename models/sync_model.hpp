@@ -19,7 +19,8 @@
 // per message size (two ranks compute the same blocks of kernels, with messages
 // exchanged between them and without; the kernels' extra time per message sent or
 // received), and the step predictor charges it to the compute of each pipeline stage
-// that sends or receives during it.
+// that sends during it, or receives while it computes (a message the stage waits for
+// arrives in idle time).
 #include <optional>
 #include <string>
 #include <vector>

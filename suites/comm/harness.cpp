@@ -370,20 +370,23 @@ class Sweep {
     return s;
   }
 
-  // Options::sweep_warmup_seconds of the operation: as many runs as the slowest rank's
-  // time for one says fill it (one decision, so that every rank runs the same number).
+  // Options::sweep_warmup_seconds of the operation, barriers included, as rank 0's clock
+  // says: batches of runs, doubling, each followed by its decision (one for all ranks,
+  // so that each runs the same number). Oversubscribed, a run costs far more than its
+  // own time, so a count taken from one run's time would not bound the warm-up.
   void warm_up_sweep(const Benchmark& b, std::vector<Case>& cases) {
-    if (!(o_.sweep_warmup_seconds > 0)) return;
-    double once = 0;
-    for (int k = 0; k < 3; ++k) {
-      barrier(comm_, wait_);
-      once = std::max(once, timed_run(b, cases[k % cases.size()]));
-    }
-    allreduce(MPI_IN_PLACE, &once, 1, MPI_DOUBLE, MPI_MAX, comm_, wait_);
-    const auto runs = static_cast<std::size_t>(std::min(o_.sweep_warmup_seconds / std::max(once, 1e-7), 1e5));
-    for (std::size_t k = 0; k < runs; ++k) {
-      barrier(comm_, wait_);
-      run_once(b, cases[k % cases.size()]);
+    const double seconds = o_.sweep_warmup_seconds >= 0 ? o_.sweep_warmup_seconds : std::min(0.2, o_.budget_seconds);
+    if (!(seconds > 0)) return;
+    const double t_begin = MPI_Wtime();
+    std::size_t done = 0;
+    for (std::size_t batch = 1;; batch = std::min<std::size_t>(2 * batch, 256)) {
+      for (std::size_t k = 0; k < batch; ++k, ++done) {
+        barrier(comm_, wait_);
+        run_once(b, cases[done % cases.size()]);
+      }
+      int more = is_root() && MPI_Wtime() - t_begin < seconds;
+      bcast(&more, 1, MPI_INT, 0, comm_, wait_);
+      if (!more) return;
     }
   }
 

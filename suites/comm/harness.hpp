@@ -36,8 +36,8 @@ struct Options {
   // Seconds of the operation at a sweep's first size before that size is measured (the
   // per-size warm-up iterations are too few to settle a path: over the namespace network
   // the first sizes of a launch ran 5-15% slower than later ones, enough to split a false
-  // segment off the smallest sizes of a fit).
-  double sweep_warmup_seconds = 0.2;
+  // segment off the smallest sizes of a fit). Negative: one size's budget, at most 0.2 s.
+  double sweep_warmup_seconds = -1;
   SyncMode sync = SyncMode::barrier;
   // Idle seconds before each timed iteration (after its barrier; in window mode, added to
   // the window). 0, OSU's way: iterations back to back, each meeting the transport as the

@@ -192,7 +192,8 @@ void CommArgs::add(CLI::App& cmd) {
   cmd.add_option("-f,--factor", factor, "size step factor (default 2)")->check(checks::above(1))->group(group);
   cmd.add_option("-x,--warmup", warmup, "warm-up iterations per size (default 10; --quick 3)")->check(CLI::NonNegativeNumber)->group(group);
   cmd.add_option("--sweep-warmup", sweep_warmup,
-                 "seconds of the operation before each sweep's first size, to settle the path (default 0.2)")
+                 "seconds of the operation before each sweep's first size, to settle the path (default: one "
+                 "size's --budget, at most 0.2)")
       ->check(CLI::NonNegativeNumber)->group(group);
   cmd.add_option("--sync", sync, "barrier (OSU/IMB-comparable; default) | window (ReproMPI-style)")->group(group);
   cmd.add_option("--gap", gap,
