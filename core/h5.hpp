@@ -122,6 +122,8 @@ class File : public Group {
   // on device") where that fails: what a writer calls before publishing the file. The
   // File is unusable afterwards.
   void close();
+  // The open file was given another name (rename(2), link(2)): errors name it so.
+  void renamed(const std::string& path) { file_ = path; }
   static bool is_hdf5(const std::string& path);
 
  private:

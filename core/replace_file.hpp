@@ -3,12 +3,21 @@
 // one, never a half-written one, and two writers never share a temporary: the new
 // content goes to a temporary file of its own (mkstemp, in the target's directory, so
 // that the rename stays on one filesystem), is synced to disk, and is renamed over the
-// target only on commit(). Without commit() (an exception, a failed write) the
+// target only on commit() (or, with commit_new(), put in place only where the name is
+// free). Without either (an exception, a failed write) the
 // temporary is removed and the target is untouched. A stale temporary of a crashed
 // writer has a unique name that no writer or reader opens.
 #include <string>
 
+#include "core/error.hpp"
+
 namespace sextant {
+
+// The name a FileReplacement was to create already exists.
+class TargetExists : public Error {
+ public:
+  using Error::Error;
+};
 
 class FileReplacement {
  public:
@@ -20,8 +29,13 @@ class FileReplacement {
   const std::string& path() const { return temp_; }  // write here, then close it
   const std::string& target() const { return target_; }
   void commit();  // fsync, rename over the target; throws Error naming the target
+  // fsync, then put in place only if nothing has the target's name: link(2) fails on an
+  // existing name, so of writers racing for one new name exactly one wins. Throws
+  // TargetExists when the name is taken, Error for any other failure.
+  void commit_new();
 
  private:
+  void put(bool over_existing);
   std::string target_, temp_;
   bool committed_ = false;
 };

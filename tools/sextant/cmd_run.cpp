@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "core/replace_file.hpp"
 #include "suites/comm/harness.hpp"
 #include "suites/compute/suite.hpp"
 #include "suites/train/pipeline.hpp"
@@ -78,14 +79,21 @@ void register_run(CLI::App& app, Context& ctx) {
       exit_on_interrupt(path);
       std::unique_ptr<ResultsFile> results;
       std::unique_ptr<JsonResults> json;
+      int taken = 0;  // by a run that created the name since the check above
       if (rt.is_root()) {
         // The JSON first: an unwritable --json path stops the run before the results file exists.
         if (!args->json.empty() || !args->csv.empty())
           json = std::make_unique<JsonResults>(args->json, args->csv, rt.provenance(), args->suite);
-        results = std::make_unique<ResultsFile>(path, rt.provenance());
-        results->root().group("meta").set_attr("suite", args->suite);
-        std::cerr << "sextant: writing " << path << "\n";
+        try {
+          results = std::make_unique<ResultsFile>(path, rt.provenance(), args->overwrite);
+          results->root().group("meta").set_attr("suite", args->suite);
+          std::cerr << "sextant: writing " << path << "\n";
+        } catch (const TargetExists&) {
+          taken = 1;
+        }
       }
+      SEXTANT_MPI_CHECK(MPI_Bcast(&taken, 1, MPI_INT, 0, MPI_COMM_WORLD));
+      if (taken) throw UsageError("-o " + path + ": another run created it as this one started; not replaced");
       comm::Outcome outcome;
       try {
         if (args->suite == "comm") outcome = comm::run_comm_suite(rt, comm_opts, results.get(), json.get());
