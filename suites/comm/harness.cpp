@@ -116,17 +116,35 @@ class Sweep {
   BenchmarkResult run(const Benchmark& b, Level level, Dtype dtype, const std::vector<std::uint64_t>& sizes,
                       const std::function<void(const SizeResult&)>& on_size) {
     BenchmarkResult r{&b, level, dtype, size_, {}, {}};
-    for (auto bytes : sizes) {
-      auto elem = info(dtype).size;
-      SizeResult s = measure(b, dtype, bytes, bytes / elem, bytes == sizes.front());
-      if (is_root()) on_size(s);
-      r.sizes.push_back(std::move(s));
+    const int passes = std::max(o_.passes, 1);
+    for (int pass = 0; pass < passes; ++pass) {
+      const bool last = pass + 1 == passes;
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        SizeResult s = measure(b, dtype, sizes[i], sizes[i] / info(dtype).size, pass == 0 && i == 0, last);
+        if (pass == 0) r.sizes.push_back(std::move(s));
+        else pool(b, r.sizes[i], s, passes);
+        if (last && is_root()) on_size(r.sizes[i]);
+      }
     }
     return r;
   }
 
  private:
   bool is_root() const { return rank_ == 0; }
+  int passes() const { return std::max(o_.passes, 1); }
+  // Valid repetitions a median needs.
+  std::size_t needed() const { return std::min<std::size_t>(3, o_.max_iterations); }
+  // What one pass spends on a size: 1/passes of its budget, iteration cap and minimum,
+  // and a precision sqrt(passes) coarser (the pooled median's interval is about that much
+  // narrower than one pass's), so that the passes together cost what one pass would.
+  double pass_budget() const { return o_.budget_seconds / passes(); }
+  std::size_t pass_min_iterations() const {
+    return std::min(std::max((o_.min_iterations + passes() - 1) / passes(), needed()), o_.min_iterations);
+  }
+  std::size_t pass_iterations() const {
+    return std::max((o_.max_iterations + passes() - 1) / passes(), pass_min_iterations());
+  }
+  double pass_precision() const { return o_.rel_ci_half_width * std::sqrt(double(passes())); }
 
   Case make_case(Dtype dtype, std::size_t count) const {
     Case c;
@@ -249,7 +267,8 @@ class Sweep {
     return t;
   }
 
-  SizeResult measure(const Benchmark& b, Dtype dtype, std::uint64_t bytes, std::size_t count, bool first_of_sweep) {
+  SizeResult measure(const Benchmark& b, Dtype dtype, std::uint64_t bytes, std::size_t count, bool first_of_sweep,
+                     bool last_pass) {
     SizeResult s;
     s.bytes = bytes;
     s.count = count;
@@ -335,39 +354,72 @@ class Sweep {
     // tries again, up to the widest window its budget allows; one that still cannot be
     // measured is stored as missing, with the reason. (A fixed 3 attempts stopped a
     // sanitized -O0 build at 3.2 ms, short of a rank late by 2 ms plus its iteration.)
-    const std::size_t needed = std::min<std::size_t>(3, o_.max_iterations);  // valid repetitions for a median
     std::vector<double> collective;  // valid collective times, root only
     int attempt = 1;
     for (;; ++attempt) {
       window = time_until_stop(b, cases, clock, window, s, collective);
-      int retry = is_root() && o_.sync == SyncMode::window && collective.size() < needed && window < max_window();
+      int retry = is_root() && o_.sync == SyncMode::window && collective.size() < needed() && window < max_window();
       bcast(&retry, 1, MPI_INT, 0, comm_, wait_);
       if (!retry) break;
       window = std::min(4 * window, max_window());
     }
     s.sync_window = o_.sync == SyncMode::window ? window : nan;
     if (is_root()) {
-      s.valid = collective.size();
-      if (collective.size() < needed) {
-        char why[160];
-        std::snprintf(why, sizeof why, "%zu of %zu starts on time in window mode (%d attempts, window widened to %.3g s)",
-                      collective.size(), s.total, attempt, window);
-        s.unmeasured = why;
-        s.time = not_measured();
-        s.algbw = s.busbw = nan;
-      } else {
-        s.time = stats::summarize(collective);
-        if (s.time.median > 0) {
-          s.algbw = s.data_bytes / s.time.median;
-          s.busbw = s.algbw * b.busbw_factor(size_);
-        }
-      }
+      char why[160];
+      std::snprintf(why, sizeof why, "%zu of %zu starts on time in window mode (%d attempts, window widened to %.3g s)",
+                    collective.size(), s.total, attempt, window);
+      conclude(b, s, collective, why);
     }
     int missing = is_root() && !s.unmeasured.empty();
     bcast(&missing, 1, MPI_INT, 0, comm_, wait_);
-    if (b.nonblocking && !missing) measure_overlap(b, cases, s);
-    if (missing) s.overlapped = s.compute = s.overlap_percent = nan;
+    // The overlap is measured once, in the last pass, against that pass's median.
+    if (b.nonblocking && !missing && last_pass) measure_overlap(b, cases, s);
+    if (missing || !last_pass) s.overlapped = s.compute = s.overlap_percent = nan;
     return s;
+  }
+
+  // The statistics of a size from its valid collective times (root), or why it has none.
+  void conclude(const Benchmark& b, SizeResult& s, const std::vector<double>& collective, const std::string& why) {
+    s.valid = collective.size();
+    s.unmeasured.clear();
+    if (collective.size() < needed()) {
+      s.unmeasured = why;
+      s.time = not_measured();
+      s.algbw = s.busbw = nan;
+      return;
+    }
+    s.time = stats::summarize(collective);
+    s.algbw = s.busbw = 0;
+    if (s.time.median > 0) {
+      s.algbw = s.data_bytes / s.time.median;
+      s.busbw = s.algbw * b.busbw_factor(size_);
+    }
+  }
+
+  // Adds a later pass's measurement of a size to what the earlier passes measured: the
+  // iterations pooled (their statistics taken again), counts summed, the overlap of the
+  // last pass.
+  void pool(const Benchmark& b, SizeResult& into, const SizeResult& pass, int passes) {
+    into.total += pass.total;
+    into.late += pass.late;
+    into.wrong += pass.wrong;
+    into.wrong_in_place += pass.wrong_in_place;
+    into.stop = pass.stop;
+    into.clock_residual = std::max(into.clock_residual, pass.clock_residual);
+    if (!std::isnan(pass.sync_window)) into.sync_window = std::max(into.sync_window, pass.sync_window);
+    into.overlapped = pass.overlapped, into.compute = pass.compute, into.overlap_percent = pass.overlap_percent;
+    if (!is_root()) return;
+    into.rank_times.insert(into.rank_times.end(), pass.rank_times.begin(), pass.rank_times.end());
+    std::vector<double> collective;  // rank_times is iteration-major: an iteration's ranks side by side
+    for (std::size_t k = 0; k + size_ <= into.rank_times.size(); k += size_) {
+      const auto first = into.rank_times.begin() + static_cast<std::ptrdiff_t>(k);
+      if (std::none_of(first, first + size_, [](double v) { return std::isnan(v); }))
+        collective.push_back(*std::max_element(first, first + size_));
+    }
+    char why[160];
+    std::snprintf(why, sizeof why, "%zu of %zu starts on time in window mode over %d passes", collective.size(),
+                  into.total, passes);
+    conclude(b, into, collective, why);
   }
 
   // Options::sweep_warmup_seconds of the operation, barriers included, as rank 0's clock
@@ -393,7 +445,7 @@ class Sweep {
   // The widest window: one whose minimum repetitions fit in the longest budget a size
   // may take (10 x --budget, see time_until_stop), twice over.
   double max_window() const {
-    return 10 * o_.budget_seconds / (2.0 * static_cast<double>(std::max<std::size_t>(o_.min_iterations, 1)));
+    return 10 * pass_budget() / (2.0 * static_cast<double>(std::max<std::size_t>(pass_min_iterations(), 1)));
   }
 
   static stats::Summary not_measured() {
@@ -407,12 +459,12 @@ class Sweep {
   // Returns the window (widened while too many starts are late).
   double time_until_stop(const Benchmark& b, std::vector<Case>& cases, const ClockSync& clock, double window,
                          SizeResult& s, std::vector<double>& collective) {
-    stats::StopRule rule{o_.rel_ci_half_width, o_.budget_seconds, o_.min_iterations, o_.max_iterations};
+    stats::StopRule rule{pass_precision(), pass_budget(), pass_min_iterations(), pass_iterations()};
     const double t_begin = MPI_Wtime();
-    const std::size_t first_batch = std::max<std::size_t>(o_.min_iterations, 1);
+    const std::size_t first_batch = std::max<std::size_t>(pass_min_iterations(), 1);
     std::size_t done = 0, batch = first_batch;
     for (;;) {
-      batch = std::min(batch, o_.max_iterations - done);
+      batch = std::min(batch, pass_iterations() - done);
       auto local = time_batch(b, cases, s.total, batch, clock, window, o_.sync == SyncMode::barrier ? s.gap : 0);
       std::vector<double> all(is_root() ? batch * static_cast<std::size_t>(size_) : 1);
       gather(local.data(), static_cast<int>(batch), MPI_DOUBLE, all.data(), 0, comm_, wait_);
@@ -436,10 +488,10 @@ class Sweep {
         // A wide window must still leave room for the minimum repetitions: the budget
         // is at least twice what they take at the current window, up to 10 times the
         // budget asked for (a size whose starts stay late is not measured for ever).
-        rule.budget_seconds = std::clamp(2.0 * static_cast<double>(first_batch) * window, o_.budget_seconds,
-                                         10 * o_.budget_seconds);
+        rule.budget_seconds = std::clamp(2.0 * static_cast<double>(first_batch) * window, pass_budget(),
+                                         10 * pass_budget());
         if (auto stop = stats::should_stop(rule, collective, MPI_Wtime() - t_begin)) verdict = 1 + static_cast<int>(*stop);
-        if (!verdict && done + batch >= o_.max_iterations) verdict = 1 + static_cast<int>(stats::StopReason::iteration_cap);
+        if (!verdict && done + batch >= pass_iterations()) verdict = 1 + static_cast<int>(stats::StopReason::iteration_cap);
         mostly_late = late_in_batch * 2 > batch;
         if (mostly_late && window >= max_window()) verdict = 1 + static_cast<int>(stats::StopReason::budget);
         if (mostly_late) window = std::min(2 * window, max_window());  // too many late starts: widen the window
@@ -635,6 +687,7 @@ void write_results(ResultsFile& file, const BenchmarkResult& r, const Options& o
   g.set_attr("dtype", std::string(info(r.dtype).name));
   g.set_attr("op", b.reduces ? std::string(to_string(o.reduction)) : std::string("none"));
   g.set_attr("sync", std::string(to_string(o.sync)));
+  g.set_attr("passes", std::int64_t{std::max(o.passes, 1)});
   g.set_attr("ranks", std::int64_t{r.ranks});
   g.set_attr("busbw_factor", b.busbw_factor(r.ranks));
   g.set_attr("time_divisor", b.time_divisor);

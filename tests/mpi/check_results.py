@@ -31,6 +31,8 @@ ap.add_argument("--table", help="the run's standard output: an OSU-style regex o
 ap.add_argument("--json", help="the run's --json document: the same statistics as the file, complete")
 ap.add_argument("--rank-counts", help="a rank sweep: every benchmark must hold exactly these rank groups "
                 "(default: the launch's ranks)")
+ap.add_argument("--passes", type=int, default=1, help="the run measured its sizes in this many passes: each group "
+               "says so, and every size pooled at least that many iterations")
 ap.add_argument("--late-rank", type=int, help="the run forced this rank's window starts late (--test-late-rank): "
                 "without --widened every size must be stored as missing, with its reason and no time")
 ap.add_argument("--widened", type=float, help="the late rank waited this long before each start: every size must "
@@ -104,6 +106,10 @@ with h5py.File(a.file, "r") as f:
                     coll = t[ok].max(axis=1)
                     if len(coll) != valid[i] or not math.isclose(np.median(coll), med[i], rel_tol=1e-9):
                         errors.append(f"{where}: size {i}: median not reproducible from samples")
+                if int(g.attrs["passes"]) != a.passes:
+                    errors.append(f"{where}: passes attribute {g.attrs['passes']}, the run's {a.passes}")
+                if (total < a.passes).any():
+                    errors.append(f"{where}: fewer iterations than passes: {total}")
                 sync = g.attrs["sync"]
                 sync = sync.decode() if isinstance(sync, bytes) else sync
                 if sync != ("window" if a.window else "barrier"):

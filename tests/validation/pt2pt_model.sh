@@ -43,7 +43,7 @@ for k in $(seq 1 "$launches"); do
     "$cluster" delay base
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
     "$cluster" mpiexec --timeout 30 "$sextant" run --suite comm --collectives pingpong \
-      -m 1:421 -f 1.41421356 --sync barrier -x 2 -i 100 --budget 1 --precision 0.02 -o "$base" >/dev/null
+      -m 1:421 -f 1.41421356 --sync barrier --passes 3 -x 2 -i 100 --budget 1 --precision 0.02 -o "$base" >/dev/null
     "$cluster" delay nominal
     "$sextant" fit "$base" -o "${base%.h5}.model.h5" >/dev/null
     baselines+=("${base%.h5}.model.h5")
@@ -51,7 +51,10 @@ for k in $(seq 1 "$launches"); do
   file=$out/$name.h5 json=(--json "$out/$name.json")
   [ "$k" = 1 ] || file=$out/$name.$k.h5 json=()
   # Short runs: at least 10 iterations per size (one batch), at most 100, a second per
-  # size, 2% precision. Sizes a factor sqrt(2) apart, so that the fit has enough of them
+  # size, 2% precision, in 3 passes over the sizes, each with a third of that: within a
+  # launch the path has slow modes too (a few consecutive small sizes 15-25 us slow,
+  # which the fit split off as a segment of their own); over passes such a mode meets
+  # a third of every size's iterations in its stretch, which the median rejects. Sizes a factor sqrt(2) apart, so that the fit has enough of them
   # to tell the rendezvous region (extra round trips) from the bandwidth regime; the
   # range ends where the bandwidth term dominates by far. The timeouts (7 x 70 s, and
   # 7 x 30 s for the baselines) come before CTest's (760 s, 540 s for the calibration),
@@ -61,7 +64,7 @@ for k in $(seq 1 "$launches"); do
   "$cluster" stats >/dev/null 2>&1 || true  # the delay lines count from here
   OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
   "$cluster" mpiexec --timeout 70 "$sextant" run --suite comm --collectives pingpong \
-    -m "$sizes" -f 1.41421356 --sync barrier -x 2 -i 100 --budget 1 --precision 0.02 \
+    -m "$sizes" -f 1.41421356 --sync barrier --passes 3 -x 2 -i 100 --budget 1 --precision 0.02 \
     -o "$file" "${json[@]}"
   # What the delay lines applied during this launch (D plus how late they released
   # packets): the self-calibrated truth check_pt2pt.py judges alpha against.

@@ -52,6 +52,7 @@ comm::Options CommArgs::resolve(const MeasureArgs& m, bool dtypes_apply) const {
   }
   if (a.warmup >= 0) o.warmup = static_cast<std::size_t>(a.warmup);
   if (a.sweep_warmup >= 0) o.sweep_warmup_seconds = a.sweep_warmup;
+  o.passes = static_cast<int>(a.passes);
   if (m.budget != 0) o.budget_seconds = m.budget;
   if (m.precision != 0) o.rel_ci_half_width = m.precision;
   o.sync = comm::parse_sync(a.sync);
@@ -195,6 +196,10 @@ void CommArgs::add(CLI::App& cmd) {
                  "seconds of the operation before each sweep's first size, to settle the path (default: one "
                  "size's --budget, at most 0.2)")
       ->check(CLI::NonNegativeNumber)->group(group);
+  cmd.add_option("--passes", passes,
+                 "measure the sizes in this many passes, each with 1/N of a size's --budget and -i; a size's "
+                 "statistics pool its passes (a slow phase of the machine then meets every size alike; default 1)")
+      ->check(CLI::Range(1, 100))->group(group);
   cmd.add_option("--sync", sync, "barrier (OSU/IMB-comparable; default) | window (ReproMPI-style)")->group(group);
   cmd.add_option("--gap", gap,
                  "idle seconds before each timed iteration, or 'op': as long as the operation takes (default 0: back "

@@ -31,7 +31,7 @@ struct CommArgs {
   std::string sizes, sync = "barrier", benchmarks, op = "sum", levels = "world", memory = "host", wait, gap, algorithms;
   bool sizes_given = false;
   double factor = 0, sweep_warmup = -1;
-  long long warmup = -1, window = 64;
+  long long warmup = -1, window = 64, passes = 1;
   bool off_cache = false, in_place = false, nonblocking_form = false, total_bytes = false;
   std::string ranks;  // the rank sweep, A:B or a list
   int corrupt_rank = -1;
