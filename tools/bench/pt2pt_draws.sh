@@ -6,8 +6,8 @@
 # pair with the calibration pair it is judged against (validation.pt2pt.random_*,
 # validation.pt2pt.cal_1us_1g): the fitted alpha against the delay the delay lines
 # applied, the fitted rate against the goodput tbf passed, each within 5%. summary.py
-# then prints every draw's row. At the end the build is configured without a drawn
-# pair again (SEXTANT_VALIDATION_SEED unset, SEXTANT_VALIDATION_RANDOM=OFF).
+# then prints every draw's row. At the end the build is configured as before with a
+# fresh draw (SEXTANT_VALIDATION_SEED unset).
 #   tools/bench/pt2pt_draws.sh SEED [SEED...]
 # Needs root and a release build (scripts/build release).
 set -euo pipefail
@@ -18,7 +18,7 @@ build=$root/build/release
 ! grep -q '^SEXTANT_VALIDATION_NETWORK:[A-Z]*=.' "$build/CMakeCache.txt" ||
   { echo "$0: SEXTANT_VALIDATION_NETWORK is set in $build: it replaces every draw (unset it first)" >&2; exit 2; }
 python=/usr/bin/python3; [ -x "$python" ] || python=python3
-restore() { cmake -USEXTANT_VALIDATION_SEED -DSEXTANT_VALIDATION_RANDOM=OFF "$build" >/dev/null 2>&1 || true; }
+restore() { cmake -USEXTANT_VALIDATION_SEED "$build" >/dev/null 2>&1 || true; }
 trap restore EXIT
 names=(cal_1us_1g)
 failed=0
