@@ -29,8 +29,9 @@ class FileReplacement {
   const std::string& path() const { return temp_; }  // write here, then close it
   const std::string& target() const { return target_; }
   void commit();  // fsync, rename over the target; throws Error naming the target
-  // fsync, then put in place only if nothing has the target's name: link(2) fails on an
-  // existing name, so of writers racing for one new name exactly one wins. Throws
+  // fsync, then put in place only if nothing has the target's name (renameat2's
+  // RENAME_NOREPLACE, else link(2): either fails on a taken name), so of writers racing
+  // for one new name exactly one wins. Throws
   // TargetExists when the name is taken, Error for any other failure.
   void commit_new();
 

@@ -39,11 +39,11 @@ struct Options {
   // segment off the smallest sizes of a fit). Negative: one size's budget, at most 0.2 s.
   double sweep_warmup_seconds = -1;
   // Passes over the sizes: each pass measures every size with 1/passes of its budget and
-  // iterations (Sweep::pass_budget), and a size's statistics pool its iterations of every pass. A machine's
-  // slow phase (seconds to minutes on a shared host or a software network) then meets
-  // every size alike instead of a run of neighbouring sizes: over the namespace network a
-  // few consecutive small sizes ran 15-25 us slow within one launch and the fit split
-  // them off as a segment of their own.
+  // iterations (Sweep::pass_budget), and a size's statistics pool its iterations of
+  // every pass. A machine's slow phase (seconds to minutes on a shared host or a
+  // software network) then meets every size alike instead of a run of neighbouring
+  // sizes: over the namespace network a few consecutive small sizes ran 15-25 us slow
+  // within one launch and the fit split them off as a segment of their own.
   int passes = 1;
   SyncMode sync = SyncMode::barrier;
   // Idle seconds before each timed iteration (after its barrier; in window mode, added to

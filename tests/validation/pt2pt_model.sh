@@ -54,8 +54,9 @@ for k in $(seq 1 "$launches"); do
   # size, 2% precision, in 3 passes over the sizes, each with a third of that: within a
   # launch the path has slow modes too (a few consecutive small sizes 15-25 us slow,
   # which the fit split off as a segment of their own); over passes such a mode meets
-  # a third of every size's iterations in its stretch, which the median rejects. Sizes a factor sqrt(2) apart, so that the fit has enough of them
-  # to tell the rendezvous region (extra round trips) from the bandwidth regime; the
+  # a third of every size's iterations in its stretch, which the median rejects. Sizes
+  # a factor sqrt(2) apart, so that the fit has enough of them to tell the rendezvous
+  # region (extra round trips) from the bandwidth regime; the
   # range ends where the bandwidth term dominates by far. The timeouts (7 x 70 s, and
   # 7 x 30 s for the baselines) come before CTest's (760 s, 540 s for the calibration),
   # so that what is left running is stopped here.
