@@ -116,13 +116,12 @@ class Sweep {
   BenchmarkResult run(const Benchmark& b, Level level, Dtype dtype, const std::vector<std::uint64_t>& sizes,
                       const std::function<void(const SizeResult&)>& on_size) {
     BenchmarkResult r{&b, level, dtype, size_, {}, {}};
-    const int passes = std::max(o_.passes, 1);
-    for (int pass = 0; pass < passes; ++pass) {
-      const bool last = pass + 1 == passes;
+    for (int pass = 0; pass < passes(); ++pass) {
+      const bool last = pass + 1 == passes();
       for (std::size_t i = 0; i < sizes.size(); ++i) {
         SizeResult s = measure(b, dtype, sizes[i], sizes[i] / info(dtype).size, pass == 0 && i == 0, last);
         if (pass == 0) r.sizes.push_back(std::move(s));
-        else pool(b, r.sizes[i], s, passes);
+        else pool(b, r.sizes[i], s);
         if (last && is_root()) on_size(r.sizes[i]);
       }
     }
@@ -399,7 +398,7 @@ class Sweep {
   // Adds a later pass's measurement of a size to what the earlier passes measured: the
   // iterations pooled (their statistics taken again), counts summed, the overlap of the
   // last pass.
-  void pool(const Benchmark& b, SizeResult& into, const SizeResult& pass, int passes) {
+  void pool(const Benchmark& b, SizeResult& into, const SizeResult& pass) {
     into.total += pass.total;
     into.late += pass.late;
     into.wrong += pass.wrong;
@@ -418,7 +417,7 @@ class Sweep {
     }
     char why[160];
     std::snprintf(why, sizeof why, "%zu of %zu starts on time in window mode over %d passes", collective.size(),
-                  into.total, passes);
+                  into.total, passes());
     conclude(b, into, collective, why);
   }
 
