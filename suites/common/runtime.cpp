@@ -2,6 +2,9 @@
 
 #include <Kokkos_Core.hpp>
 #include <dlfcn.h>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 #include <sched.h>
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
@@ -295,6 +298,15 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   device_ = choose_device(comm_rank(node_));
   std::string device_arg = "--kokkos-device-id=" + std::to_string(device_);
   char name[] = "sextant";
+#if defined(_OPENMP)
+  // The OpenMP runtime's own default team is every CPU the process may use, and Kokkos
+  // counts its threads with a region of that default size before it applies the count
+  // it was given: a rank of one thread kept an idle second worker, which spins on its
+  // partner's CPU for as long as the wait policy says (under OMP_WAIT_POLICY=active,
+  // for the whole run: 2 ranks on 2 CPUs then ran their steps 2-4x slower). The rank's
+  // own count from the start leaves no such worker.
+  omp_set_num_threads(threads_);
+#endif
   char* kargv[] = {name, threads_arg.data(), device_ >= 0 ? device_arg.data() : nullptr, nullptr};
   int kargc = device_ >= 0 ? 3 : 2;
   Kokkos::initialize(kargc, kargv);
