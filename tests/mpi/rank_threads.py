@@ -59,7 +59,7 @@ def main():
             n = own_threads(pid)
             if n is not None:
                 most[pid] = max(most.get(pid, 0), n)
-        time.sleep(0.05)
+        time.sleep(0.02)
     if run.poll() is None:
         run.kill()
         print("FAIL: the run did not end within 200 s")
