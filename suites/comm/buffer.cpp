@@ -22,11 +22,11 @@ bool device_memory_available() {
 
 Buffer::Buffer(MemoryKind kind, std::size_t bytes) : kind_(kind), bytes_(bytes) {
   // Allocate at least one byte so data() is never null (MPI rejects null with count 0 on some builds).
+  std::size_t n = bytes > 0 ? bytes : 1;
   // Zeroed, so that every page is mapped before anything is timed: --off-cache rotates
   // through buffer sets that nothing else touches first, and a first touch inside a
   // timed iteration costs a page fault per 4 KiB (on a KVM guest the off-cache 1 MiB
   // ping-pong took 3.7 ms with them, 1.7 ms without).
-  std::size_t n = bytes > 0 ? bytes : 1;
   if (kind == MemoryKind::host)
     host_ = HostView("sextant::comm::host", n);
   else

@@ -303,7 +303,7 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   // counts its threads with a region of that default size before it applies the count
   // it was given: a rank of one thread kept an idle second worker, which spins on its
   // partner's CPU for as long as the wait policy says (under OMP_WAIT_POLICY=active,
-  // for the whole run: 2 ranks on 2 CPUs then ran their steps 2-4x slower). The rank's
+  // for the whole run: 2 ranks on 2 CPUs then ran their steps 2-10x slower). The rank's
   // own count from the start leaves no such worker.
   omp_set_num_threads(threads_);
 #endif

@@ -6,9 +6,9 @@ rank_threads.py SEXTANT WORKDIR
 Runs `sextant run --suite comm --quick` on 2 ranks with OMP_NUM_THREADS unset (each rank
 takes its share of the CPUs) and OMP_WAIT_POLICY=active, and samples every rank's
 threads while it runs. The OpenMP runtime's default team is every CPU the process may
-use; a worker started beyond the rank's own count (Kokkos once counted its threads with
-such a team) sits on the partner rank's CPU, and under an active wait policy spins there
-for the whole run. Truth: the threads per rank the results file records. A thread that
+use; a worker started beyond the rank's own count (Kokkos counts its threads with a team
+of that default size) sits on the partner rank's CPU, and under an active wait policy
+spins there for the whole run. Truth: the threads per rank the results file records. A thread that
 the process names as itself is one of its own (the MPI library's helpers carry their own
 names). Exit 0: every sample within; 1: a sample over, or nothing sampled.
 """
