@@ -266,7 +266,13 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
     t.forward_dp = cost.comm(st.forward.comm, Traffic::dp) + forward_sync.dp_waits;
     t.backward_dp = cost.comm(st.backward.comm, Traffic::dp) + backward_sync.dp_waits;
     t.dp_total = cost.comm(st.dp_sync);
-    if (cfg.overlap_dp && !st.dp_sync.empty()) {
+    if (cfg.staleness > 0) {
+      // Started after the update, waited for `staleness` steps later: behind that many
+      // steps' forwards and backwards, the partners' skew absorbed with it.
+      const double behind = cfg.staleness * M *
+                            (t.forward_compute + t.backward_compute + t.forward_tp + t.backward_tp);
+      t.dp_exposed = std::max(0.0, t.dp_total - behind);
+    } else if (cfg.overlap_dp && !st.dp_sync.empty()) {
       // Buckets become ready during the last micro-batch's backward; the last bucket
       // can only start after it.
       double last = cost.comm(st.dp_sync.back());
@@ -278,7 +284,7 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
     // completes when the slowest rank's backward does): for the compute since the
     // group's last collective, the backward's tail after its last tp collective, or with
     // none the whole step's forwards and backwards.
-    if (sync && !st.dp_sync.empty()) {
+    if (sync && !st.dp_sync.empty() && cfg.staleness == 0) {
       const double wait = sync->wait(
           st.backward.comm.empty() ? M * (t.forward_compute + t.backward_compute) : backward_sync.tail, st.dp_sync.front().ranks);
       t.dp_total += wait;

@@ -385,6 +385,8 @@ constexpr TrainConfigKey config_keys[] = {
     {"overlap", "overlap the dp gradient sync with backward", true},
     {"sp", "sequence parallelism beside tp: norms and residuals on T / tp tokens, reduce-scatter + allgather for "
            "each allreduce", true},
+    {"staleness", "stale-synchronous dp: each step applies the gradients of this many steps before, their allreduce "
+                  "hidden behind the steps between (0: synchronous)", false},
     {"bucket_bytes", "dp gradient bucket size in bytes", false},
     {"dtype", "float32 | float64", false},
     {"dense", "GEMMs by: portable (Kokkos kernels) | vendor (BLAS via Kokkos Kernels)", false},
@@ -421,6 +423,7 @@ void set_train_config_key(TrainConfig& c, const std::string& key, const std::str
   else if (key == "zero1") c.zero = integer() != 0 ? 1 : 0;
   else if (key == "overlap") c.overlap_dp = integer() != 0;
   else if (key == "sp") c.sp = integer() != 0;
+  else if (key == "staleness") c.staleness = integer();
   else if (key == "dtype") c.dtype = value;
   else if (key == "dense") c.dense = parse_dense_path(value);
   else if (key == "recompute") {
@@ -503,6 +506,14 @@ void TrainConfig::validate() const {
     throw UsageError("--sp with --zero " + std::to_string(zero) +
                      ": not offered (ZeRO's sync leaves each rank a block of the gradients, in which the norms' "
                      "gradients differ in count between dp ranks, so one tp allreduce cannot sum them)");
+  if (staleness < 0 || staleness > max_train_staleness)
+    throw UsageError("--staleness " + std::to_string(staleness) + ": use 0 (synchronous) to " +
+                     std::to_string(max_train_staleness) + " (each step of delay keeps another copy of the gradients)");
+  if (staleness > 0 && zero != 0)
+    throw UsageError("--staleness with --zero " + std::to_string(zero) +
+                     ": not offered (ZeRO's update needs this step's reduced gradients block by block)");
+  if (staleness > 0 && overlap_dp)
+    throw UsageError("--staleness with --overlap: the stale gradients' allreduce already runs behind the next steps");
   if (!(bucket_bytes > 0)) throw UsageError("--bucket-bytes " + std::to_string(bucket_bytes) + ": must be > 0");
 }
 
@@ -672,8 +683,21 @@ StepPlan plan_step(const TrainConfig& config) {
     // still busy with it when the next one's gradients are final).
     for (std::size_t k = 1; k < st.dp_sync.size(); ++k) st.dp_sync[k].back_to_back = true;
     if (!sharded) update(o, "optimizer.update", st.parameters, nullptr, 1);
+    if (config.staleness > 0) {
+      // The update reads the gradients of `staleness` steps before from their copy; this
+      // step's are copied aside, and their allreduce (dp_sync) starts on the copy.
+      std::vector<Operand> copies;
+      for (const auto& g : st.dp_sync_operands) copies.push_back({"ws.stale." + g.tensor.substr(2), g.bytes});
+      for (auto& operand : st.optimizer.compute.back().operands)
+        if (operand.tensor.starts_with("g:")) operand.tensor = "ws.stale." + operand.tensor.substr(2);
+      o.op("optimizer.stale_copy", "stream_copy", kv({{"n", (long long)flat}}), 0,
+           kernels::stream_bytes(StreamOp::copy, flat, d.s), {});
+      st.optimizer.compute.back().operands = st.dp_sync_operands;
+      st.optimizer.compute.back().operands.insert(st.optimizer.compute.back().operands.end(), copies.begin(), copies.end());
+      st.dp_sync_operands = copies;
+    }
     o.op("optimizer.zero_grad", "fill", kv({{"n", (long long)flat}}), 0, kernels::fill_bytes(flat, d.s), {});
-    st.optimizer.compute.back().operands = st.dp_sync_operands;
+    for (const auto& p : params) st.optimizer.compute.back().operands.push_back({"g:" + p.first, p.second * d.s});
     plan.stages.push_back(std::move(st));
   }
   return plan;

@@ -58,6 +58,13 @@ struct TrainConfig {
   // gradients are then partial sums over the tokens: one allreduce over tp per step,
   // before the update. Needs tp > 1.
   bool sp = false;
+  // Stale-synchronous data parallelism (the consistency model's bounded staleness, with a
+  // fixed delay): step t applies the dp-averaged gradients of step t - staleness, whose
+  // allreduce ran behind the steps between (polled after every kernel); this step's
+  // gradients are copied aside and their allreduce started right after the update. The
+  // first `staleness` steps apply nothing. 0: synchronous. Needs zero = 0 and no overlap
+  // (the sync is already off the step).
+  int staleness = 0;
   double bucket_bytes = 1 << 20;
   std::string dtype = "float32";
   int micro_batches() const;    // global_batch / (micro_batch * dp); validated by validate()
@@ -71,6 +78,8 @@ struct TrainConfig {
 // The deepest transformers trained have about a hundred layers; 4096 keeps one plan
 // near 0.1 s and 50 MB. validate() refuses more, naming this limit.
 inline constexpr int max_train_layers = 4096;
+// Each step of delay keeps one more copy of the gradients in flight.
+inline constexpr int max_train_staleness = 8;
 
 // A configuration as `sextant predict --train` and the Python module take it:
 // "layers=24,hidden=2048,...,dp=64,tp=8,pp=1,schedule=1f1b,zero=1,overlap=1" (the keys

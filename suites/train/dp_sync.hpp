@@ -11,6 +11,10 @@
 //   micro-batch's backward has made its gradients final (GradientSink::ready), polled
 //   with MPI_Testall after every later kernel (Poller: MPI without a progress thread
 //   only advances a collective inside MPI calls), and waited for before the optimizer.
+// - stale-synchronous (TrainConfig::staleness s): nothing in the step; after the update
+//   the optimizer copies this step's gradients into slot t % (s + 1) of a ring and starts
+//   their allreduce there (send_stale), polled like the overlapped ones through the next
+//   s steps, and step t + s waits for it and applies it (stale_gradients).
 // Gradients are sums over micro-batches and ranks of per-token means over the global
 // batch (the loss scale), so the sum is the global mean gradient: no division here.
 #include <cstdint>
@@ -19,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/counts.hpp"
 #include "suites/common/mpi.hpp"
 #include "suites/train/layout.hpp"
 #include "suites/train/model.hpp"
@@ -33,10 +38,10 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
   // poison_released (a test hook): what a release frees is overwritten with NaN, so that
   // a use without its gather shows in the loss.
   DpSync(ParamStore<S>& store, const Layout& layout, int zero, bool overlap, WaitMode wait, Recorder& rec,
-         bool poison_released = false)
+         bool poison_released = false, int staleness = 0)
       : store_(store), comm_(layout.dp_comm), dp_(layout.dp), dp_rank_(layout.dp_rank),
         sharded_(zero >= 1 && layout.dp > 1), params_sharded_(zero == 3 && layout.dp > 1),
-        overlap_(overlap && layout.dp > 1), poison_(poison_released), wait_(wait), rec_(rec) {
+        overlap_(overlap && layout.dp > 1), poison_(poison_released), staleness_(staleness), wait_(wait), rec_(rec) {
     std::int64_t shard = 0;
     for (const auto& b : store_.layout().buckets) {
       shard_offsets_.push_back(shard);
@@ -44,6 +49,48 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
     }
     if (sharded_) shard_grads_ = V1<S>("sextant::train::shard_grads", shard);
     requests_.assign(store_.layout().buckets.size(), MPI_REQUEST_NULL);
+    if (staleness_ > 0) {
+      const std::int64_t n = store_.grads().extent(0);
+      ring_ = V1<S>("sextant::train::stale_gradients", n * (staleness_ + 1));
+      ring_requests_.assign(staleness_ + 1, std::vector<MPI_Request>(store_.layout().buckets.size(), MPI_REQUEST_NULL));
+    }
+  }
+  // Stale: the allreduces of the last steps, never applied, completed after training
+  // (their buffers must outlive them).
+  void drain() {
+    for (auto& slot : ring_requests_) wait_all(slot, wait_);
+  }
+
+  bool stale() const { return staleness_ > 0; }
+  int staleness() const { return staleness_; }
+
+  // Stale: the dp-summed gradients of step t - staleness (steps count from 1), waited
+  // for; none (a null view) in the first `staleness` steps.
+  U1<S> stale_gradients(int t) {
+    if (t <= staleness_) return {};
+    const int slot = (t - staleness_) % (staleness_ + 1);
+    auto& requests = ring_requests_[slot];
+    const double t0 = MPI_Wtime();
+    wait_all(requests, wait_);
+    rec_.add_comm(CommKind::dp, MPI_Wtime() - t0);
+    return ring_slot(slot);
+  }
+
+  // Stale: step t's gradients copied into their slot and their allreduce started there.
+  void send_stale(int t) {
+    const int slot = t % (staleness_ + 1);
+    const U1<S> copy = ring_slot(slot);
+    const auto grads = store_.grads();
+    const std::int64_t n = grads.extent(0);
+    rec_.compute([&] { Kokkos::deep_copy(copy, grads); },
+                 [&] {
+                   return model::ComputeOp{"optimizer.stale_copy", std::string(kernels::family_of("stream_copy")),
+                                           kv({{"n", n}}), 0, kernels::stream_bytes(kernels::StreamOp::copy, double(n), sizeof(S)),
+                                           "stream_copy", {}};
+                 });
+    if (dp_ == 1) return;
+    for (int k = 0; k < int(store_.layout().buckets.size()); ++k)
+      rec_.comm(CommKind::dp_sync, [&] { start(k, copy.data(), ring_requests_[slot][k]); }, [&] { return describe(k); });
   }
 
   bool sharded() const { return sharded_; }
@@ -65,11 +112,20 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
     const auto& buckets = store_.layout().buckets;
     while (launched_ < int(buckets.size()) && buckets[launched_].last_param <= last_param) {
       const int k = launched_++;
-      rec_.comm(CommKind::dp, [&] { start(k); }, [&] { return describe(k); });
+      rec_.comm(CommKind::dp_sync, [&] { start(k); }, [&] { return describe(k); });
     }
   }
 
   void poll() override {
+    if (staleness_ > 0) {
+      const double t0 = MPI_Wtime();
+      for (auto& slot : ring_requests_) {
+        int done = 0;
+        SEXTANT_MPI_CHECK(MPI_Testall(int(slot.size()), slot.data(), &done, MPI_STATUSES_IGNORE));
+      }
+      rec_.add_comm(CommKind::dp, MPI_Wtime() - t0);
+      return;
+    }
     if (launched_ == 0 || all_done_) return;
     const double t0 = MPI_Wtime();
     int done = 0;
@@ -109,12 +165,12 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
 
   // After the pipeline has drained: every bucket reduced on return.
   void finish() {
-    if (dp_ == 1) return;
+    if (dp_ == 1 || staleness_ > 0) return;
     const int n = int(store_.layout().buckets.size());
     if (!overlap_) {
       for (int k = 0; k < n; ++k)
         rec_.comm(
-            CommKind::dp,
+            CommKind::dp_sync,
             [&] {
               start(k);
               wait(requests_[k], wait_);
@@ -129,15 +185,20 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
   }
 
  private:
-  void start(int k) {
+  void start(int k) { start(k, store_.grads().data(), requests_[k]); }
+  void start(int k, S* grads, MPI_Request& request) {
     const Bucket& b = store_.layout().buckets[k];
-    S* g = store_.grads().data() + b.offset;
+    S* g = grads + b.offset;
     if (sharded_)
       SEXTANT_MPI_CHECK(MPI_Ireduce_scatter_block(g, shard_grads_.data() + shard_offsets_[k], int(block(k)),
-                                                  mpi_type<S>(), MPI_SUM, comm_, &requests_[k]));
+                                                  mpi_type<S>(), MPI_SUM, comm_, &request));
     else
-      SEXTANT_MPI_CHECK(
-          MPI_Iallreduce(MPI_IN_PLACE, g, int(b.elements), mpi_type<S>(), MPI_SUM, comm_, &requests_[k]));
+      SEXTANT_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, g, int(b.elements), mpi_type<S>(), MPI_SUM, comm_, &request));
+  }
+
+  U1<S> ring_slot(int slot) const {
+    const std::int64_t n = store_.grads().extent(0);
+    return U1<S>(ring_.data() + slot * n, n);
   }
 
   int bucket_of(int param) const {
@@ -158,6 +219,7 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
   MPI_Comm comm_;
   int dp_, dp_rank_;
   bool sharded_, params_sharded_, overlap_, poison_;
+  int staleness_;
   WaitMode wait_;
   Recorder& rec_;
   std::vector<std::int64_t> shard_offsets_;
@@ -165,6 +227,8 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
   std::vector<MPI_Request> requests_;
   int launched_ = 0;
   bool all_done_ = false;
+  V1<S> ring_;                                           // stale: staleness + 1 gradient copies
+  std::vector<std::vector<MPI_Request>> ring_requests_;  // stale: each slot's buckets
 };
 
 }  // namespace sextant::train

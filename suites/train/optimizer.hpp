@@ -3,7 +3,8 @@
 // this rank's parameters; with ZeRO on its block of every bucket only (moments sized
 // for the blocks: the memory ZeRO saves), with ZeRO-1 each block followed by an
 // allgather that gives every dp rank the updated bucket (ZeRO-3 gathers a unit before
-// each use instead). Then the gradients are cleared for the next step's accumulation.
+// each use instead); stale-synchronous, with the gradients of an earlier step
+// (dp_sync.hpp). Then the gradients are cleared for the next step's accumulation.
 // With sequence parallelism the step starts by summing the replicated parameters'
 // gradients over tp (each rank's covers its tokens only): packed, one allreduce, unpacked.
 #include <string>
@@ -52,7 +53,14 @@ class OptimizerStep {
     rec_.set_pass(Pass::optimizer);
     if (sp_index_.extent(0) > 0) sum_replicated_grads();
     S* p = store_.params().data();
-    if (dp_.sharded()) {
+    if (dp_.stale()) {
+      // The gradients of `staleness` steps before (none yet in the first steps), then
+      // this step's sent behind the next ones. AdamW's bias correction counts updates.
+      hp_.step = t - dp_.staleness();
+      const std::int64_t n = store_.layout().parameters;
+      if (const U1<S> g = dp_.stale_gradients(t); g.data()) update("optimizer.update", U1<S>(p, n), U1<S>(g.data(), n), 0);
+      dp_.send_stale(t);
+    } else if (dp_.sharded()) {
       std::int64_t moment = 0;
       for (int k = 0; k < int(store_.layout().buckets.size()); ++k) {
         const std::int64_t n = dp_.block(k);

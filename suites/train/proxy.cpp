@@ -166,12 +166,12 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
   const int slots = model::slots_needed(c.schedule, c.pp, layout.pp_rank, M);
   Stage<S> stage(c, layout, rec, store, slots, mine.layers_first, mine.layers_count, o.wait);
   stage.loss_scale = 1.0 / (double(c.global_batch) * c.seq);
-  DpSync<S> dp(store, layout, c.zero, c.overlap_dp, o.wait, rec, o.poison_released);
+  DpSync<S> dp(store, layout, c.zero, c.overlap_dp, o.wait, rec, o.poison_released, c.staleness);
   stage.units = dp.units();
   OptimizerStep<S> optimizer(c, o, store, dp, layout, rec);
   PipeComm<S> pipe(layout, slots, o.wait, rec);
   rec.add_poller(&pipe);
-  if (dp.overlapped()) rec.add_poller(&dp);
+  if (dp.overlapped() || (dp.stale() && layout.dp > 1)) rec.add_poller(&dp);
   const auto actions = model::schedule_actions(c.schedule, c.pp, layout.pp_rank, M);
   const auto is_backward = [](const model::PipelineAction& a) { return a.kind == model::PipelineAction::backward; };
   const int last_backward = int(std::find_if(actions.rbegin(), actions.rend(), is_backward).base() - actions.begin()) - 1;
@@ -215,7 +215,8 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
     Kokkos::fence();
     barrier(layout.world, o.wait);
 
-    const bool tracing = o.trace && step == 0;
+    // Traced: the first step that runs all of the plan (a stale one applies nothing before).
+    const bool tracing = o.trace && step == c.staleness;
     rec.start_step();
     rec.set_profiling(o.profile && step >= o.warmup);
     rec.trace_dp(tracing ? &traced.dp_sync : nullptr);
@@ -255,7 +256,6 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
     pipe.complete_all();
     rec.set_pass(Pass::backward);
     dp.finish();
-    rec.trace_dp(nullptr);
     if (o.gradient_norm) {
       const auto g = store.grads();
       double norm2 = 0;
@@ -267,6 +267,7 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
     rec.trace_phase(tracing ? &traced.optimizer : nullptr);
     optimizer.step(step + 1);
     rec.trace_phase(nullptr);
+    rec.trace_dp(nullptr);
     Kokkos::fence();
     rec.times().total = MPI_Wtime() - t0;
     if (step >= o.warmup) mine_per_step.push_back(rec.times());
@@ -283,6 +284,7 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
     }
   }
   result.steps = measured;
+  dp.drain();
 
   result.kernels = rec.profile();
 

@@ -34,7 +34,7 @@ struct TrainRunOptions {
   WaitMode wait = WaitMode::blocking;  // yield when ranks outnumber cores
   // Optimizer hyper-parameters (they change the loss, never the cost).
   double lr = 1e-2, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
-  bool trace = false;    // record the ops of step 0 into TrainResult::executed
+  bool trace = false;    // record the ops of step 0 (stale: of step staleness) into TrainResult::executed
   bool profile = false;  // time per (kernel, shape) over the measured steps: TrainResult::kernels
   // Test hooks for the gradient check (one rank only): every step trains on step 0's
   // samples, and the squared norm of each step's gradient is recorded.
@@ -75,7 +75,7 @@ struct TrainResult {
   // With options.profile, this rank's kernels over the measured steps:
   // "kernel shape" -> (total seconds, calls).
   std::map<std::string, std::pair<double, long>> kernels;
-  model::StagePlan executed;       // with options.trace: what this rank ran in step 0 (its
+  model::StagePlan executed;       // with options.trace: what this rank ran in that step (its
                                    // stage's plan as traced; compare with plan_step)
 
   const PhaseTimes& phases(int step, int rank) const { return samples[std::size_t(step) * ranks + rank]; }

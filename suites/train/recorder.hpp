@@ -21,10 +21,10 @@
 namespace sextant::train {
 
 enum class Pass { forward, backward, optimizer };
-// dp: the gradient sync (traced apart, as the plan's dp_sync) and ZeRO's allgathers in
-// the optimizer; dp_params: ZeRO-3's parameter gathers, timed as dp, traced with the
-// forward or backward they serve.
-enum class CommKind { tp, pp, dp, dp_params };
+// dp_sync: the gradient sync, traced apart (the plan's dp_sync) in whichever pass issues
+// it; dp: ZeRO's allgathers in the optimizer; dp_params: ZeRO-3's parameter gathers,
+// traced with the forward or backward they serve. All three are timed as dp.
+enum class CommKind { tp, pp, dp, dp_sync, dp_params };
 
 // Something with non-blocking communication in flight. MPI without a progress thread
 // moves a message only inside MPI calls: a large send, or a gradient bucket's
@@ -45,7 +45,7 @@ class Recorder {
   Pass pass() const { return pass_; }
 
   // Trace targets; nullptr stops recording. Compute and comm of the current pass go to
-  // `phase`; dp communication issued outside the optimizer goes to `dp_sync`.
+  // `phase`, the gradient sync (CommKind::dp_sync) to `dp_sync`.
   void trace_phase(model::Phase* phase) { phase_ = phase; }
   void trace_dp(std::vector<model::CommOp>* dp_sync) { dp_sync_ = dp_sync; }
 
@@ -81,7 +81,7 @@ class Recorder {
     const double t0 = MPI_Wtime();
     run();
     add_comm(kind, MPI_Wtime() - t0);
-    if (kind == CommKind::dp && pass_ != Pass::optimizer) {
+    if (kind == CommKind::dp_sync) {
       if (dp_sync_) dp_sync_->push_back(describe());
     } else if (phase_ && kind != CommKind::pp) {
       model::CommOp op = describe();
@@ -96,6 +96,7 @@ class Recorder {
       case CommKind::tp: times_.tp_comm += seconds; break;
       case CommKind::pp: times_.pp_comm += seconds; break;
       case CommKind::dp:
+      case CommKind::dp_sync:
       case CommKind::dp_params: times_.dp_comm += seconds; break;
     }
   }

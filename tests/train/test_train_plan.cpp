@@ -105,6 +105,49 @@ TEST(TrainConfig, ValidatesAndCountsMicroBatches) {
   bad = c;
   bad.vocab = 63;
   EXPECT_THROW(bad.validate(), UsageError);
+  for (int staleness : {-1, max_train_staleness + 1}) {
+    bad = c;
+    bad.staleness = staleness;
+    EXPECT_THROW(bad.validate(), UsageError);
+  }
+  bad = c;
+  bad.staleness = 1;
+  EXPECT_NO_THROW(bad.validate());
+  bad.zero = 1;
+  EXPECT_THROW(bad.validate(), UsageError);  // ZeRO updates with this step's blocks
+  bad.zero = 0;
+  bad.overlap_dp = true;
+  EXPECT_THROW(bad.validate(), UsageError);  // already off the step
+}
+
+// Stale-synchronous dp: the same gradient sync, started on a copy of the gradients made
+// after the update, which reads the copy of an earlier step.
+TEST(TrainPlan, StaleDataParallelismCopiesTheGradientsAsideAfterTheUpdate) {
+  auto c = small(2, 1, 1);
+  c.bucket_bytes = 10000;
+  const auto synchronous = plan_step(c);
+  c.staleness = 1;
+  const auto stale = plan_step(c);
+  const auto& st = stale.stages.at(0);
+  const auto& sync = synchronous.stages.at(0);
+  ASSERT_EQ(st.dp_sync.size(), sync.dp_sync.size());
+  for (std::size_t k = 0; k < st.dp_sync.size(); ++k) {
+    EXPECT_EQ(st.dp_sync[k].name, sync.dp_sync[k].name);
+    EXPECT_DOUBLE_EQ(st.dp_sync[k].bytes, sync.dp_sync[k].bytes);
+  }
+  ASSERT_EQ(st.optimizer.compute.size(), 3u);
+  EXPECT_EQ(st.optimizer.compute[0].name, "optimizer.update");
+  EXPECT_EQ(st.optimizer.compute[1].name, "optimizer.stale_copy");
+  EXPECT_EQ(st.optimizer.compute[1].kernel, "stream_copy");
+  EXPECT_EQ(st.optimizer.compute[1].shape, "n=" + std::to_string((long long)st.parameters));
+  EXPECT_DOUBLE_EQ(st.optimizer.compute[1].bytes, 2 * 4 * st.parameters);
+  EXPECT_EQ(st.optimizer.compute[2].name, "optimizer.zero_grad");
+  // The update reads the copies, not this step's gradients; the sync reduces the copies.
+  for (const auto& operand : st.optimizer.compute[0].operands) EXPECT_FALSE(operand.tensor.starts_with("g:")) << operand.tensor;
+  for (const auto& operand : st.dp_sync_operands) EXPECT_TRUE(operand.tensor.starts_with("ws.stale.")) << operand.tensor;
+  // The forward and backward are the synchronous step's.
+  EXPECT_EQ(st.forward.compute.size(), sync.forward.compute.size());
+  EXPECT_EQ(st.backward.compute.size(), sync.backward.compute.size());
 }
 
 TEST(TrainPlan, LayersSplitOverStagesAndParametersAddUp) {

@@ -7,6 +7,9 @@
 // One rank has no other layout to compare with: --gradient-check checks its gradient
 // against a central difference of its loss instead (gradient_check below).
 // --expect-decrease adds: the loss falls over the run (first step vs mean of the last 3).
+// A stale-synchronous layout's reference is the single-rank run with the same delay (the
+// gradients summed over dp are the single rank's): equality holds; its curve beside the
+// synchronous run's is printed, what the delay costs the training.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -159,10 +162,14 @@ int main(int argc, char** argv) {
       one.sp = false;
       one.recompute = model::Recompute::none;  // recomputation changes when, not what, a step computes
       one.zero = 0;
-      std::vector<double> reference(result.loss.size());
+      std::vector<double> reference(result.loss.size()), synchronous;
       const double t1 = MPI_Wtime();
       if (rt.is_root()) reference = train::run_training(one, o, MPI_COMM_SELF).loss;
       bcast(reference.data(), int(reference.size()), MPI_DOUBLE, 0, rt.world(), WaitMode::yield);
+      if (rt.is_root() && c.staleness > 0) {
+        one.staleness = 0;
+        synchronous = train::run_training(one, o, MPI_COMM_SELF).loss;
+      }
       const double t_reference = MPI_Wtime() - t1;
 
       // Tolerance: layouts differ only in the order of floating-point sums (tp splits the
@@ -182,10 +189,12 @@ int main(int argc, char** argv) {
       if (rt.is_root()) {
         std::printf("layout dp %d tp %d pp %d: %zu steps in %.2f s, reference %.2f s\n", c.dp, c.tp, c.pp,
                     result.loss.size(), t_layout, t_reference);
-        std::printf("%-5s %-22s %-22s %s\n", "step", "loss", "single-rank", "rel. difference");
+        std::printf("%-5s %-22s %-22s %-15s %s\n", "step", "loss", "single-rank", "rel. difference",
+                    synchronous.empty() ? "" : "synchronous (no delay)");
         for (std::size_t s = 0; s < reference.size(); ++s)
-          std::printf("%-5zu %-22.16g %-22.16g %.3g\n", s, result.loss[s], reference[s],
-                      std::fabs(result.loss[s] - reference[s]) / std::fabs(reference[s]));
+          std::printf("%-5zu %-22.16g %-22.16g %-15.3g %s\n", s, result.loss[s], reference[s],
+                      std::fabs(result.loss[s] - reference[s]) / std::fabs(reference[s]),
+                      synchronous.empty() ? "" : std::to_string(synchronous[s]).c_str());
         std::printf("worst relative difference %.3g, tolerance %.3g\n", worst, tolerance);
         if (!(worst <= tolerance)) {
           std::printf("FAIL: the loss curve differs from the single-rank run\n");

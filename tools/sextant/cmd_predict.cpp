@@ -56,10 +56,12 @@ Json predict_train(const std::string& path, const std::string& text, model::Leve
   p.notes.insert(p.notes.end(), placement_notes.begin(), placement_notes.end());
   std::printf("training step: %d layers, hidden %d, heads %d, seq %d, micro-batch %d, global batch %d\n",
               config.layers, config.hidden, config.heads, config.seq, config.micro_batch, config.global_batch);
-  std::printf("parallelism:   %d ranks = DP %d x TP %d x PP %d, %s, %d micro-batches%s%s (levels tp=%s dp=%s pp=%s)\n",
+  const std::string stale = config.staleness > 0 ? ", DP stale by " + std::to_string(config.staleness) : "";
+  std::printf("parallelism:   %d ranks = DP %d x TP %d x PP %d, %s, %d micro-batches%s%s%s (levels tp=%s dp=%s pp=%s)\n",
               config.ranks(), config.dp, config.tp, config.pp,
               config.schedule == model::Schedule::gpipe ? "GPipe" : "1F1B", p.micro_batches,
-              config.zero == 3 ? ", ZeRO-3" : config.zero == 1 ? ", ZeRO-1" : "", config.overlap_dp ? ", DP overlapped" : "", levels.tp.c_str(),
+              config.zero == 3 ? ", ZeRO-3" : config.zero == 1 ? ", ZeRO-1" : "", config.overlap_dp ? ", DP overlapped" : "",
+              stale.c_str(), levels.tp.c_str(),
               levels.dp.c_str(), levels.pp.c_str());
   std::printf("dense path:    %s GEMMs\n", model::to_string(config.dense));
   std::printf("predicted step time %s\n", format_seconds(p.total).c_str());
