@@ -201,4 +201,63 @@ void measure_message_overhead(const Runtime& rt, ResultsFile* results, std::vect
   }
 }
 
+void measure_background_overhead(const Runtime& rt, ResultsFile* results, std::vector<std::uint64_t> sizes, bool quick) {
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  std::erase(sizes, std::uint64_t{0});
+  if (sizes.empty() || rt.size() < 2 || rt.oversubscribed()) return;
+  Work work;
+  const int reps = std::max(1, int(50e-6 / work.seconds_per_rep(rt)));  // a kernel of ~50 us
+  // A block of ~20 ms of kernels, a poll after each, as the proxy's step; with one
+  // allreduce started at its start, which runs behind them.
+  const int kernels = 400, rounds = quick ? 7 : 15;
+  std::vector<float> data(sizes.back() / sizeof(float) + 1, 1.0f);
+  const auto block = [&](std::uint64_t bytes, bool busy) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (busy)
+      SEXTANT_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data.data(), int(bytes / sizeof(float)), MPI_FLOAT, MPI_SUM,
+                                       MPI_COMM_WORLD, &r));
+    const double t0 = MPI_Wtime();
+    for (int k = 0; k < kernels; ++k) {
+      work.run(reps);
+      int done = 0;
+      SEXTANT_MPI_CHECK(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+    }
+    const double t = MPI_Wtime() - t0;  // the kernels and the polls
+    SEXTANT_MPI_CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE));  // what the block did not hide: not its overhead
+    return t;
+  };
+  std::vector<double> bytes_measured, overhead;
+  for (const auto bytes : sizes) {
+    if (bytes / sizeof(float) > std::uint64_t(std::numeric_limits<int>::max())) break;
+    std::vector<double> per_collective;
+    barrier(MPI_COMM_WORLD, WaitMode::blocking);
+    block(bytes, true);  // untimed: the size's first allreduce sets up what the rest reuse
+    for (int round = 0; round < rounds; ++round) {
+      double t[2];  // quiet, busy; in alternating order, so that a drift meets both
+      for (const bool busy : round % 2 ? std::array{true, false} : std::array{false, true}) {
+        barrier(MPI_COMM_WORLD, WaitMode::blocking);
+        t[busy] = block(bytes, busy);
+      }
+      double mine = t[1] - t[0], sum = 0;
+      SEXTANT_MPI_CHECK(MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+      per_collective.push_back(sum / rt.size());
+    }
+    bytes_measured.push_back(double(bytes));
+    overhead.push_back(stats::median(per_collective));
+  }
+  if (!rt.is_root() || bytes_measured.empty()) return;
+  std::fprintf(stderr, "sextant: an allreduce's host overhead on the compute it runs behind (%d ranks):", rt.size());
+  for (std::size_t i = 0; i < overhead.size(); ++i) std::fprintf(stderr, " %.0f B %.1f us", bytes_measured[i], overhead[i] * 1e6);
+  std::fprintf(stderr, "\n");
+  if (results) {
+    h5::Group g = results->group("sync");
+    g.set_attr("collective_work", "kernels of the triad block, ~50 us each, 400 a block, a poll after each; one "
+                                  "float32 allreduce over every rank started at the block's start");
+    g.write("collective_bytes", bytes_measured);
+    g.write("collective_overhead_seconds", overhead);
+    results->flush();
+  }
+}
+
 }  // namespace sextant::train
