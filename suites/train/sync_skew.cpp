@@ -7,7 +7,6 @@
 #include <array>
 #include <cstdio>
 #include <limits>
-#include <string>
 #include <vector>
 
 #include "core/stats.hpp"
@@ -53,22 +52,6 @@ class Work {
   Kokkos::View<double*, Kokkos::LayoutRight, Exec::memory_space> a_, b_, c_;
   Exec exec_;
 };
-
-// Rank 0 prints an overhead measured per size and writes it to /sync as <what>_bytes,
-// <what>_overhead_seconds and the attribute <what>_work (models/sync_model.hpp reads them).
-void write_overheads(const Runtime& rt, ResultsFile* results, const std::string& title, const std::string& what,
-                     const char* work, const std::vector<double>& bytes, const std::vector<double>& overhead) {
-  if (!rt.is_root() || bytes.empty()) return;
-  std::fprintf(stderr, "sextant: %s:", title.c_str());
-  for (std::size_t i = 0; i < overhead.size(); ++i) std::fprintf(stderr, " %.0f B %.1f us", bytes[i], overhead[i] * 1e6);
-  std::fprintf(stderr, "\n");
-  if (!results) return;
-  h5::Group g = results->group("sync");
-  g.set_attr(what + "_work", work);
-  g.write(what + "_bytes", bytes);
-  g.write(what + "_overhead_seconds", overhead);
-  results->flush();
-}
 
 }  // namespace
 
@@ -205,10 +188,17 @@ void measure_message_overhead(const Runtime& rt, ResultsFile* results, std::vect
     bytes_measured.push_back(double(bytes));
     overhead.push_back(stats::median(per_message));
   }
-  write_overheads(rt, results, "a message's host overhead on the compute it overlaps (" + std::to_string(rt.size()) +
-                                   " ranks in pairs)",
-                  "message", "kernels of the triad block, ~50 us each, 400 a block; 16 messages each way a block",
-                  bytes_measured, overhead);
+  if (!rt.is_root() || bytes_measured.empty()) return;
+  std::fprintf(stderr, "sextant: a message's host overhead on the compute it overlaps (%d ranks in pairs):", rt.size());
+  for (std::size_t i = 0; i < overhead.size(); ++i) std::fprintf(stderr, " %.0f B %.1f us", bytes_measured[i], overhead[i] * 1e6);
+  std::fprintf(stderr, "\n");
+  if (results) {
+    h5::Group g = results->group("sync");
+    g.set_attr("message_work", "kernels of the triad block, ~50 us each, 400 a block; 16 messages each way a block");
+    g.write("message_bytes", bytes_measured);
+    g.write("message_overhead_seconds", overhead);
+    results->flush();
+  }
 }
 
 void measure_background_overhead(const Runtime& rt, ResultsFile* results, std::vector<std::uint64_t> sizes, bool quick) {
@@ -256,11 +246,18 @@ void measure_background_overhead(const Runtime& rt, ResultsFile* results, std::v
     bytes_measured.push_back(double(bytes));
     overhead.push_back(stats::median(per_collective));
   }
-  write_overheads(rt, results, "an allreduce's host overhead on the compute it runs behind (" +
-                                   std::to_string(rt.size()) + " ranks)",
-                  "collective", "kernels of the triad block, ~50 us each, 400 a block, a poll after each; one float32 "
-                  "allreduce over every rank started at the block's start",
-                  bytes_measured, overhead);
+  if (!rt.is_root() || bytes_measured.empty()) return;
+  std::fprintf(stderr, "sextant: an allreduce's host overhead on the compute it runs behind (%d ranks):", rt.size());
+  for (std::size_t i = 0; i < overhead.size(); ++i) std::fprintf(stderr, " %.0f B %.1f us", bytes_measured[i], overhead[i] * 1e6);
+  std::fprintf(stderr, "\n");
+  if (results) {
+    h5::Group g = results->group("sync");
+    g.set_attr("collective_work", "kernels of the triad block, ~50 us each, 400 a block, a poll after each; one "
+                                  "float32 allreduce over every rank started at the block's start");
+    g.write("collective_bytes", bytes_measured);
+    g.write("collective_overhead_seconds", overhead);
+    results->flush();
+  }
 }
 
 }  // namespace sextant::train
