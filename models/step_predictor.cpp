@@ -249,8 +249,6 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
   out.micro_batches = cfg.micro_batches();
   const int S = static_cast<int>(plan.stages.size()), M = out.micro_batches;
   if (S < 1) throw Error("predict_step: the plan has no stages");
-  const std::string unmeasured_background =
-      "no host overhead of a collective behind compute measured: the stale gradient sync's polls charged nothing";
 
   // The cache model needs both measurements of the operators and what the host keeps
   // at a reuse distance.
@@ -270,16 +268,10 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
     t.dp_total = cost.comm(st.dp_sync);
     if (cfg.staleness > 0) {
       // Started after the update, waited for `staleness` steps later: behind that many
-      // steps' forwards and backwards, the partners' skew absorbed with it. Behind them
-      // it still costs the host what moving it takes inside the polls (SyncModel).
+      // steps' forwards and backwards, the partners' skew absorbed with it.
       const double behind = cfg.staleness * M *
                             (t.forward_compute + t.backward_compute + t.forward_tp + t.backward_tp);
-      double host = 0;
-      if (sync && !sync->background.bytes.empty())
-        for (const auto& op : st.dp_sync) host += sync->background_overhead(op.bytes);
-      else if (!st.dp_sync.empty() && std::find(out.notes.begin(), out.notes.end(), unmeasured_background) == out.notes.end())
-        out.notes.push_back(unmeasured_background);
-      t.dp_exposed = std::max(0.0, t.dp_total - behind) + host;
+      t.dp_exposed = std::max(0.0, t.dp_total - behind);
     } else if (cfg.overlap_dp && !st.dp_sync.empty()) {
       // Buckets become ready during the last micro-batch's backward; the last bucket
       // can only start after it.

@@ -11,30 +11,6 @@
 namespace sextant::model {
 namespace {
 
-// `<what>_bytes` and `<what>_overhead_seconds`, where the group has them.
-OverheadCurve read_curve(const h5::Group& g, const std::string& what) {
-  OverheadCurve c;
-  if (!g.has(what + "_bytes")) return c;
-  c.bytes = g.dataset(what + "_bytes").read_doubles();
-  c.seconds = g.dataset(what + "_overhead_seconds").read_doubles();
-  require_value(c.bytes.size() == c.seconds.size(), g,
-                what + "_bytes and " + what + "_overhead_seconds differ in length");
-  for (std::size_t i = 0; i < c.bytes.size(); ++i) {
-    require_value(std::isfinite(c.bytes[i]) && c.bytes[i] > 0 && (i == 0 || c.bytes[i] > c.bytes[i - 1]), g,
-                  what + " size " + format_value(c.bytes[i]) + " bytes (finite, > 0, ascending)");
-    // A difference of two measured times: slightly negative where it costs nothing.
-    require_value(std::isfinite(c.seconds[i]), g, what + " overhead " + format_value(c.seconds[i]) + " s (finite)");
-  }
-  return c;
-}
-
-void write_curve(h5::Group& g, const std::string& what, const OverheadCurve& c, const std::string& model) {
-  if (c.bytes.empty()) return;
-  g.set_attr(what + "_model", model);
-  g.write(what + "_bytes", c.bytes);
-  g.write(what + "_overhead_seconds", c.seconds);
-}
-
 SyncModel read_sync(const h5::Group& g) {
   SyncModel m;
   m.ranks = static_cast<int>(g.attr_int("ranks"));
@@ -49,8 +25,20 @@ SyncModel read_sync(const h5::Group& g) {
     require_value(std::isfinite(m.excess[i]) && m.excess[i] >= 0, g,
                   "excess " + format_value(m.excess[i]) + " (a share, finite and >= 0)");
   }
-  m.message = read_curve(g, "message");
-  m.background = read_curve(g, "collective");
+  if (g.has("message_bytes")) {
+    m.message_bytes = g.dataset("message_bytes").read_doubles();
+    m.message_overhead = g.dataset("message_overhead_seconds").read_doubles();
+    require_value(m.message_bytes.size() == m.message_overhead.size(), g,
+                  "message_bytes and message_overhead_seconds differ in length");
+    for (std::size_t i = 0; i < m.message_bytes.size(); ++i) {
+      require_value(std::isfinite(m.message_bytes[i]) && m.message_bytes[i] > 0 &&
+                        (i == 0 || m.message_bytes[i] > m.message_bytes[i - 1]),
+                    g, "message size " + format_value(m.message_bytes[i]) + " bytes (finite, > 0, ascending)");
+      // A difference of two measured times: slightly negative where a message costs nothing.
+      require_value(std::isfinite(m.message_overhead[i]), g,
+                    "message overhead " + format_value(m.message_overhead[i]) + " s (finite)");
+    }
+  }
   return m;
 }
 
@@ -91,9 +79,10 @@ double SyncModel::wait(double interval, int group_ranks) const {
   return share * interval * expected_normal_maximum(group_ranks) / expected_normal_maximum(ranks);
 }
 
-double OverheadCurve::at(double n) const {
-  if (bytes.empty() || !(n > 0)) return 0;
-  const double o = piecewise(bytes, seconds, n, [](double lo, double x, double hi) { return (x - lo) / (hi - lo); });
+double SyncModel::overhead(double bytes) const {
+  if (message_bytes.empty() || !(bytes > 0)) return 0;
+  const double o = piecewise(message_bytes, message_overhead, bytes,
+                             [](double lo, double x, double hi) { return (x - lo) / (hi - lo); });
   return std::max(o, 0.0);
 }
 
@@ -112,12 +101,12 @@ void SyncModel::write_into(h5::Group& root) const {
                       "group's previous synchronisation");
   g.write("interval_seconds", interval_s);
   g.write("excess", excess);
-  write_curve(g, "message", message,
-              "overhead(n): linear between the measured sizes, the nearest outside, at least 0; charged to a "
-              "pipeline stage's compute per message it sends or receives");
-  write_curve(g, "collective", background,
-              "overhead(n): linear between the measured sizes, the nearest outside, at least 0; charged to a step "
-              "per allreduce of its gradient sync that runs behind its compute (stale-synchronous dp)");
+  if (!message_bytes.empty()) {
+    g.set_attr("message_model", "overhead(n): linear between the measured sizes, the nearest outside, at least 0; "
+                                "charged to a pipeline stage's compute per message it sends or receives");
+    g.write("message_bytes", message_bytes);
+    g.write("message_overhead_seconds", message_overhead);
+  }
 }
 
 }  // namespace sextant::model

@@ -21,14 +21,6 @@
 // received), and the step predictor charges it to the compute of each pipeline stage
 // that sends during it, or receives while it computes (a message the stage waits for
 // arrives in idle time).
-//
-// And what a collective running behind compute costs it (a stale-synchronous step's
-// gradient sync): without a progress thread MPI moves its data inside the polls between
-// kernels, on the rank's CPU. The train suite measures it per size (every rank computes
-// the same blocks of kernels, polling after each, with an allreduce of that size started
-// at the block's start and without; the extra time of kernels and polls together), and
-// the step predictor charges it to the step besides the part of the sync that the steps
-// it runs behind do not hide.
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,31 +29,20 @@
 
 namespace sextant::model {
 
-// Seconds of a rank's compute per message or collective of a size, as measured (a
-// difference of two times: slightly negative where it costs nothing).
-struct OverheadCurve {
-  std::vector<double> bytes;    // ascending; empty where no size was measured
-  std::vector<double> seconds;
-  // Linear between the measured sizes, the nearest one's outside them, at least 0; 0
-  // where none was measured or for no bytes.
-  double at(double n) const;
-};
-
 struct SyncModel {
   int ranks = 0;                   // the ranks that measured it
   std::vector<double> interval_s;  // ascending work per block, seconds
   std::vector<double> excess;      // (max over ranks - mean) / mean, per interval
-  OverheadCurve message;           // per message sent or received
-  OverheadCurve background;        // per allreduce over the measuring ranks, polled behind compute
+  std::vector<double> message_bytes;     // ascending; empty where no message size was measured
+  std::vector<double> message_overhead;  // seconds of compute per message sent or received, as measured
 
   // The wait of one synchronisation after `interval` seconds of work, for `ranks` ranks
   // (0 for fewer than 2); linear in log interval between the measured ones, the nearest
   // share outside them.
   double wait(double interval, int group_ranks) const;
-  // The compute one message of `bytes` sent or received costs.
-  double overhead(double bytes) const { return message.at(bytes); }
-  // The compute and polls an allreduce of `bytes` costs while it runs behind compute.
-  double background_overhead(double bytes) const { return background.at(bytes); }
+  // The compute one message of `bytes` sent or received costs (>= 0): linear between the
+  // measured sizes, the nearest one's outside them; 0 where none was measured.
+  double overhead(double bytes) const;
 
   // From a results file's /sync (nullopt when it has none).
   static std::optional<SyncModel> fit_results(const std::string& results_path);

@@ -138,18 +138,6 @@ std::vector<std::uint64_t> pipeline_message_sizes(const std::vector<SweepEntry>&
   return out;
 }
 
-// The sizes of the gradient sync's allreduces that run behind compute (stale-synchronous
-// configurations'; the measurement is on every rank, as their dp group is in the sweep).
-std::vector<std::uint64_t> background_collective_sizes(const std::vector<SweepEntry>& sweep) {
-  std::vector<std::uint64_t> out;
-  for (const auto& e : sweep)
-    if (e.config.staleness > 0)
-      for (const auto& st : model::plan_step(e.config).stages)
-        for (const auto& op : st.dp_sync)
-          if (op.collective == "allreduce" && op.bytes >= 1) out.push_back(std::uint64_t(op.bytes));
-  return out;
-}
-
 // A step issues most of its collectives right after compute, so they meet the transport
 // idle, and DP's buckets one right behind another; OSU's back-to-back timing is the
 // second form only. Across TCP hosts the two differ (a 2-rank 256 KiB allreduce at
@@ -264,7 +252,6 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
   if (rt.size() > 1) {
     measure_sync_skew(rt, results.get(), o.quick);
     measure_message_overhead(rt, results.get(), pipeline_message_sizes(sweep), o.quick);
-    measure_background_overhead(rt, results.get(), background_collective_sizes(sweep), o.quick);
   }
   took("the kernels and the partners' wait");
 

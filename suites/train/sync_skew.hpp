@@ -15,12 +15,6 @@
 // the kernels' time, not the polls', is compared. Written to /sync as (message_bytes,
 // message_overhead_seconds): the median over rounds of the paired ranks' mean extra
 // kernel time, per message sent or received.
-//
-// And the host's share of a collective running behind compute (SyncModel::background):
-// every rank computes the same blocks of that work, polling after each kernel, once
-// quiet and once with an allreduce of the size started at the block's start; the time of
-// kernels and polls together is compared. Written to /sync as (collective_bytes,
-// collective_overhead_seconds): the median over rounds of the ranks' mean extra time.
 #include <cstdint>
 #include <vector>
 
@@ -47,8 +41,5 @@ void measure_sync_skew(const Runtime& rt, ResultsFile* results, bool quick);
 // Collective too; after measure_sync_skew (its /sync group). Nothing where `sizes` is
 // empty, with fewer than 2 ranks, or oversubscribed (no timing there means anything).
 void measure_message_overhead(const Runtime& rt, ResultsFile* results, std::vector<std::uint64_t> sizes, bool quick);
-
-// Collective too, likewise (sizes: bytes of float32 allreduces over every rank).
-void measure_background_overhead(const Runtime& rt, ResultsFile* results, std::vector<std::uint64_t> sizes, bool quick);
 
 }  // namespace sextant::train

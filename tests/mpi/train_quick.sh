@@ -72,15 +72,6 @@ if not oversubscribed:
     assert list(f["sync/message_bytes"][()]) == sizes, (list(f["sync/message_bytes"][()]), sizes)
     assert np.isfinite(f["sync/message_overhead_seconds"][()]).all()
     assert (model["sync/message_overhead_seconds"][()] == f["sync/message_overhead_seconds"][()]).all()
-# And of the stale configurations' gradient allreduces, which run behind compute: one per
-# distinct bucket size (a float32 count each), carried into the model likewise.
-assert ("collective_bytes" in f["sync"]) == (not oversubscribed) == ("collective_bytes" in model["sync"])
-if not oversubscribed:
-    sizes = f["sync/collective_bytes"][()]
-    assert len(sizes) >= 2 and (np.diff(sizes) > 0).all() and (sizes % 4 == 0).all(), sizes
-    assert np.isfinite(f["sync/collective_overhead_seconds"][()]).all()
-    for what in ("collective_bytes", "collective_overhead_seconds"):
-        assert (model["sync/" + what][()] == f["sync/" + what][()]).all(), what
 # Both forms of every collective a plan sends: back to back (OSU's) at the sweep's sizes
 # and the plans', and isolated (after idle) at the plans' sizes, fitted apart.
 for coll in ("allreduce", "reduce_scatter", "allgather"):

@@ -38,14 +38,14 @@ TEST(SyncModel, WaitInterpolatesInLogIntervalAndScalesWithTheGroup) {
 TEST(SyncModel, MessageOverheadInterpolatesLinearlyInBytes) {
   SyncModel s;
   EXPECT_DOUBLE_EQ(s.overhead(4096), 0);  // none measured
-  s.message.bytes = {1000, 3000};
-  s.message.seconds = {10e-6, 30e-6};
+  s.message_bytes = {1000, 3000};
+  s.message_overhead = {10e-6, 30e-6};
   EXPECT_DOUBLE_EQ(s.overhead(1000), 10e-6);
   EXPECT_NEAR(s.overhead(2000), 20e-6, 1e-18);
   EXPECT_DOUBLE_EQ(s.overhead(10), 10e-6);  // the nearest outside
   EXPECT_DOUBLE_EQ(s.overhead(1e6), 30e-6);
   EXPECT_DOUBLE_EQ(s.overhead(0), 0);  // no message
-  s.message.seconds = {-2e-6, 30e-6};  // a difference of two times: a free message can measure below 0
+  s.message_overhead = {-2e-6, 30e-6};  // a difference of two times: a free message can measure below 0
   EXPECT_DOUBLE_EQ(s.overhead(1000), 0);
   EXPECT_NEAR(s.overhead(2000), 14e-6, 1e-18);
 }
