@@ -249,6 +249,8 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
   out.micro_batches = cfg.micro_batches();
   const int S = static_cast<int>(plan.stages.size()), M = out.micro_batches;
   if (S < 1) throw Error("predict_step: the plan has no stages");
+  const std::string hidden_sync_note =
+      "stale gradient sync: what moving it costs the host behind compute (inside the polls) is not charged";
 
   // The cache model needs both measurements of the operators and what the host keeps
   // at a reuse distance.
@@ -272,6 +274,8 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
       const double behind = cfg.staleness * M *
                             (t.forward_compute + t.backward_compute + t.forward_tp + t.backward_tp);
       t.dp_exposed = std::max(0.0, t.dp_total - behind);
+      if (!st.dp_sync.empty() && std::find(out.notes.begin(), out.notes.end(), hidden_sync_note) == out.notes.end())
+        out.notes.push_back(hidden_sync_note);
     } else if (cfg.overlap_dp && !st.dp_sync.empty()) {
       // Buckets become ready during the last micro-batch's backward; the last bucket
       // can only start after it.

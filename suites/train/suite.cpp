@@ -374,7 +374,6 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
     model::Schedule schedule;
     int zero = 0;
     bool sp = false;
-    int staleness = 0;
   };
   std::vector<Strategy> strategies;
   using model::Schedule;
@@ -385,8 +384,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
                   {"tp_sp", 1, ranks, 1, Schedule::one_f_one_b, 0, true},
                   {"pp_gpipe", 1, 1, ranks, Schedule::gpipe},
                   {"pp_1f1b", 1, 1, ranks, Schedule::one_f_one_b},
-                  {"fsdp", ranks, 1, 1, Schedule::one_f_one_b, 3},
-                  {"dp_stale", ranks, 1, 1, Schedule::one_f_one_b, 0, false, 1}};
+                  {"fsdp", ranks, 1, 1, Schedule::one_f_one_b, 3}};
   if (ranks == 4)
     strategies.push_back({"dp2_tp2_pp1", 2, 2, 1, Schedule::one_f_one_b}),
         strategies.push_back({"tp2_pp2", 1, 2, 2, Schedule::one_f_one_b});
@@ -401,7 +399,6 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
       e.config.schedule = s.schedule;
       e.config.zero = s.zero;
       e.config.sp = s.sp;
-      e.config.staleness = s.staleness;
       e.config.dense = default_dense_path();
       // One global batch per model size, whatever the layout: every layout of a size
       // trains the same model on the same data, so their loss curves must agree (the
