@@ -250,6 +250,8 @@ class Sweep {
         t[k] = timed_run(b, c) / b.time_divisor;
       } else {
         double target = start + static_cast<double>(k) * window - clock.offset;  // local clock
+        if (k == 0 && rt_.rank() == o_.stall_rank && first < 2 * first_batch())
+          std::this_thread::sleep_for(std::chrono::duration<double>(o_.stall_seconds));
         bool forced_late = rt_.rank() == o_.late_rank;
         if (forced_late && o_.late_seconds > 0) {  // asleep, so that it holds no CPU another rank needs
           std::this_thread::sleep_for(std::chrono::duration<double>(o_.late_seconds));
@@ -350,17 +352,19 @@ class Sweep {
     }
 
     // Window mode: a size whose starts are (nearly) all late widens its window 4x and
-    // tries again, up to the widest window its budget allows; one that still cannot be
-    // measured is stored as missing, with the reason. (A fixed 3 attempts stopped a
-    // sanitized -O0 build at 3.2 ms, short of a rank late by 2 ms plus its iteration.)
+    // tries again, up to the widest window its budget allows (never narrower than the
+    // window it started with); one that still cannot be measured is stored as missing,
+    // with the reason. (A fixed 3 attempts stopped a sanitized -O0 build at 3.2 ms, short
+    // of a rank late by 2 ms plus its iteration.)
     std::vector<double> collective;  // valid collective times, root only
+    const double widest = std::max(window, max_window());
     int attempt = 1;
     for (;; ++attempt) {
-      window = time_until_stop(b, cases, clock, window, s, collective);
-      int retry = is_root() && o_.sync == SyncMode::window && collective.size() < needed() && window < max_window();
+      window = time_until_stop(b, cases, clock, window, widest, s, collective);
+      int retry = is_root() && o_.sync == SyncMode::window && collective.size() < needed() && window < widest;
       bcast(&retry, 1, MPI_INT, 0, comm_, wait_);
       if (!retry) break;
-      window = std::min(4 * window, max_window());
+      window = std::min(4 * window, widest);
     }
     s.sync_window = o_.sync == SyncMode::window ? window : nan;
     if (is_root()) {
@@ -456,12 +460,19 @@ class Sweep {
   // Batches of iterations until the stop rule (precision, budget or iteration cap) is met;
   // appends to s's counts and samples and, on the root, the valid collective times.
   // Returns the window (widened while too many starts are late).
+  // A window too narrow for the starts is widened, up to `widest`; a size gives up only
+  // after kLateBatchesAtWidest batches there, mostly late. (One stall, such as a TCP
+  // retransmission's wait of 200 ms or more, spoils the batch it falls in whatever the
+  // window: a size that gave up on its first such batch was lost to it.)
+  static constexpr int kLateBatchesAtWidest = 3;
+  std::size_t first_batch() const { return std::max<std::size_t>(pass_min_iterations(), 1); }
   double time_until_stop(const Benchmark& b, std::vector<Case>& cases, const ClockSync& clock, double window,
-                         SizeResult& s, std::vector<double>& collective) {
+                         double widest, SizeResult& s, std::vector<double>& collective) {
     stats::StopRule rule{pass_precision(), pass_budget(), pass_min_iterations(), pass_iterations()};
     const double t_begin = MPI_Wtime();
-    const std::size_t first_batch = std::max<std::size_t>(pass_min_iterations(), 1);
+    const std::size_t first_batch = this->first_batch();
     std::size_t done = 0, batch = first_batch;
+    int late_at_widest = 0;
     for (;;) {
       batch = std::min(batch, pass_iterations() - done);
       auto local = time_batch(b, cases, s.total, batch, clock, window, o_.sync == SyncMode::barrier ? s.gap : 0);
@@ -489,11 +500,18 @@ class Sweep {
         // budget asked for (a size whose starts stay late is not measured for ever).
         rule.budget_seconds = std::clamp(2.0 * static_cast<double>(first_batch) * window, pass_budget(),
                                          10 * pass_budget());
-        if (auto stop = stats::should_stop(rule, collective, MPI_Wtime() - t_begin)) verdict = 1 + static_cast<int>(*stop);
-        if (!verdict && done + batch >= pass_iterations()) verdict = 1 + static_cast<int>(stats::StopReason::iteration_cap);
         mostly_late = late_in_batch * 2 > batch;
-        if (mostly_late && window >= max_window()) verdict = 1 + static_cast<int>(stats::StopReason::budget);
-        if (mostly_late) window = std::min(2 * window, max_window());  // too many late starts: widen the window
+        if (mostly_late && window >= widest) ++late_at_widest;
+        if (mostly_late) window = std::min(2 * window, widest);  // too many late starts: widen the window
+        const bool short_of_samples = collective.size() < needed();
+        if (auto stop = stats::should_stop(rule, collective, MPI_Wtime() - t_begin)) verdict = 1 + static_cast<int>(*stop);
+        // Out of budget but short of samples: go on while the batches at the widest
+        // window have not all been late (the iteration cap still bounds it).
+        if (verdict == 1 + static_cast<int>(stats::StopReason::budget) && short_of_samples &&
+            late_at_widest < kLateBatchesAtWidest)
+          verdict = 0;
+        if (!verdict && done + batch >= pass_iterations()) verdict = 1 + static_cast<int>(stats::StopReason::iteration_cap);
+        if (short_of_samples && late_at_widest >= kLateBatchesAtWidest) verdict = 1 + static_cast<int>(stats::StopReason::budget);
       }
       double shared[3] = {static_cast<double>(verdict), window, static_cast<double>(mostly_late)};
       bcast(shared, 3, MPI_DOUBLE, 0, comm_, wait_);

@@ -87,6 +87,10 @@ struct Options {
   // every start (the window must widen past it), or always when late_seconds is 0.
   int late_rank = -1;
   double late_seconds = 0;
+  // Test hook: this rank stalls for stall_seconds before the first start of each size's
+  // first two batches, as a transport stall (a TCP retransmission's wait) spoils a batch.
+  int stall_rank = -1;
+  double stall_seconds = 0;
 };
 
 inline constexpr double gap_as_long_as_the_operation = -1;

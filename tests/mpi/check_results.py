@@ -1,7 +1,7 @@
 """Checks a comm-suite results file with h5py alone (independent of sextant's reader).
 
 usage: check_results.py FILE --ranks N [--all] [--oversubscribed] [--wrong] [--window] [--levels L,...]
-                        [--late-rank R [--widened SECONDS]] [--rank-counts P,...] [--json FILE] [--table FILE]
+                        [--late-rank R [--widened SECONDS]] [--stalled] [--rank-counts P,...] [--json FILE] [--table FILE]
 """
 import argparse
 import math
@@ -35,6 +35,8 @@ ap.add_argument("--passes", type=int, default=1, help="the run measured its size
                "says so, and every size pooled at least that many iterations")
 ap.add_argument("--late-rank", type=int, help="the run forced this rank's window starts late (--test-late-rank): "
                 "without --widened every size must be stored as missing, with its reason and no time")
+ap.add_argument("--stalled", action="store_true", help="the run stalled a rank in each size's first two batches "
+                "(--test-stall-rank): every size must be measured, after late starts")
 ap.add_argument("--widened", type=float, help="the late rank waited this long before each start: every size must "
                 "be measured, on a window widened past it, after late starts")
 a = ap.parse_args()
@@ -96,6 +98,8 @@ with h5py.File(a.file, "r") as f:
                     if reasons[i]:
                         errors.append(f"{where}: size {i}: stored as not measured: {reasons[i]}")
                         continue
+                    if a.stalled and not (late[i] > 0 and valid[i] >= 3):
+                        errors.append(f"{where}: size {i}: no stall seen or survived (late {late[i]}, valid {valid[i]})")
                     if a.widened is not None and not (window[i] > a.widened and late[i] > 0 and valid[i] >= 3):
                         errors.append(f"{where}: size {i}: window {window[i]} s not widened past the late rank's "
                                       f"{a.widened} s (late {late[i]}, valid {valid[i]})")

@@ -101,6 +101,15 @@ comm::Options CommArgs::resolve(const MeasureArgs& m, bool dtypes_apply) const {
     o.late_rank = *rank;
     o.late_seconds = *seconds;
   }
+  if (!a.stall_rank.empty()) {  // R:SECONDS
+    const auto colon = a.stall_rank.find(':');
+    const auto rank = parse_int(a.stall_rank.substr(0, colon));
+    const auto seconds = colon == std::string::npos ? std::optional<double>() : parse_number(a.stall_rank.substr(colon + 1));
+    if (!rank || !seconds || !(*seconds > 0))
+      throw UsageError("--test-stall-rank '" + a.stall_rank + "': use RANK:SECONDS (SECONDS > 0)");
+    o.stall_rank = *rank;
+    o.stall_seconds = *seconds;
+  }
   return o;
 }
 
@@ -233,6 +242,10 @@ void CommArgs::add(CLI::App& cmd) {
   cmd.add_option("--test-corrupt-rank", corrupt_rank, "test hook: this rank corrupts what it receives")->group("");
   cmd.add_option("--test-late-rank", late_rank,
                  "test hook (window sync): RANK starts every repetition late; RANK:SECONDS waits that long first")
+      ->group("");
+  cmd.add_option("--test-stall-rank", stall_rank,
+                 "test hook (window sync): RANK:SECONDS stalls that long before the first start of each size's first "
+                 "two batches")
       ->group("");
 }
 

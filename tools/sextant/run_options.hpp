@@ -36,6 +36,7 @@ struct CommArgs {
   std::string ranks;  // the rank sweep, A:B or a list
   int corrupt_rank = -1;
   std::string late_rank;
+  std::string stall_rank;
   void add(CLI::App& cmd);
   // dtypes_apply: --dtypes names reduction types (comm and train suites), not precisions.
   comm::Options resolve(const MeasureArgs& m, bool dtypes_apply) const;
