@@ -49,6 +49,8 @@ inline constexpr double gemm_bytes(double m, double n, double k, double scalar_b
 inline constexpr double attention_forward_flops(double bh, double lq, double lk, double d) {
   return 4 * bh * lq * lk * d + 5 * bh * lq * lk;
 }
+// Exponentials: the forward's softmax, 1 per score (the backward reads P, computes none).
+inline constexpr double attention_forward_exps(double bh, double lq, double lk) { return bh * lq * lk; }
 inline constexpr double attention_backward_flops(double bh, double lq, double lk, double d) {
   return 8 * bh * lq * lk * d + 4 * bh * lq * lk;
 }
@@ -68,6 +70,9 @@ inline constexpr double softmax_forward_bytes(double rows, double cols, double s
 inline constexpr double softmax_backward_bytes(double rows, double cols, double s) {
   return 3 * rows * cols * s;
 }
+// Exponentials (kernels/fast_math.hpp), each one of the FLOPs above: forward 1 per
+// element, backward none.
+inline constexpr double softmax_forward_exps(double rows, double cols) { return rows * cols; }
 
 // ---- Layer norm (layernorm.hpp): per element 8 forward, 18 backward.
 inline constexpr double layernorm_forward_flops(double rows, double cols) { return 8 * rows * cols; }
@@ -88,6 +93,9 @@ inline constexpr double bias_gelu_forward_bytes(double rows, double cols, double
 inline constexpr double bias_gelu_backward_bytes(double rows, double cols, double s) {
   return (3 * rows * cols + 2 * cols) * s;
 }
+// Exponentials (the GELU's 2^v), each one of the FLOPs above: 1 per element both ways.
+inline constexpr double bias_gelu_forward_exps(double rows, double cols) { return rows * cols; }
+inline constexpr double bias_gelu_backward_exps(double rows, double cols) { return rows * cols; }
 inline constexpr double relu_forward_flops(double n) { return n; }
 inline constexpr double relu_backward_flops(double n) { return n; }
 inline constexpr double relu_forward_bytes(double n, double s) { return 2 * n * s; }

@@ -114,6 +114,7 @@ std::vector<KernelInfo> activation_kernels() {
   gf.quick_shapes = {{{"rows", 1024}, {"cols", 1024}}};
   gf.full_shapes = {{{"rows", 2048}, {"cols", 3072}}, {{"rows", 8192}, {"cols", 4096}}};
   gf.flops = [](const Shape& s, Dtype) { return bias_gelu_forward_flops(double(s["rows"]), double(s["cols"])); };
+  gf.exps = [](const Shape& s, Dtype) { return bias_gelu_forward_exps(double(s["rows"]), double(s["cols"])); };
   gf.bytes = [](const Shape& s, Dtype t) {
     return bias_gelu_forward_bytes(double(s["rows"]), double(s["cols"]), double(size_of(t)));
   };
@@ -126,6 +127,7 @@ std::vector<KernelInfo> activation_kernels() {
       "22 FLOPs per element (GELU derivative with tanh counted as 1, times dy, bias-gradient sum); "
       "bytes: dy, x read, dx written, bias read, dbias written ((3 rows cols + 2 cols) scalars)";
   gb.flops = [](const Shape& s, Dtype) { return bias_gelu_backward_flops(double(s["rows"]), double(s["cols"])); };
+  gb.exps = [](const Shape& s, Dtype) { return bias_gelu_backward_exps(double(s["rows"]), double(s["cols"])); };
   gb.bytes = [](const Shape& s, Dtype t) {
     return bias_gelu_backward_bytes(double(s["rows"]), double(s["cols"]), double(size_of(t)));
   };

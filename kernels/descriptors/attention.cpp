@@ -126,6 +126,7 @@ std::vector<KernelInfo> attention_kernels() {
   f.flops = [](const Shape& s, Dtype) {
     return attention_forward_flops(double(s["BH"]), double(s["L"]), double(s["L"]), double(s["D"]));
   };
+  f.exps = [](const Shape& s, Dtype) { return attention_forward_exps(double(s["BH"]), double(s["L"]), double(s["L"])); };
   f.bytes = [](const Shape& s, Dtype t) {
     return attention_forward_bytes(double(s["BH"]), double(s["L"]), double(s["L"]), double(s["D"]), double(size_of(t)));
   };
@@ -140,6 +141,7 @@ std::vector<KernelInfo> attention_kernels() {
   b.flops = [](const Shape& s, Dtype) {
     return attention_backward_flops(double(s["BH"]), double(s["L"]), double(s["L"]), double(s["D"]));
   };
+  b.exps = nullptr;
   b.bytes = [](const Shape& s, Dtype t) {
     return attention_backward_bytes(double(s["BH"]), double(s["L"]), double(s["L"]), double(s["D"]), double(size_of(t)));
   };

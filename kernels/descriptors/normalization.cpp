@@ -148,6 +148,7 @@ std::vector<KernelInfo> normalization_kernels() {
   sf.quick_shapes = {{{"rows", 4096}, {"cols", 512}}};
   sf.full_shapes = {{{"rows", 8192}, {"cols", 512}}, {{"rows", 16384}, {"cols", 2048}}, {{"rows", 512}, {"cols", 50257}}};
   sf.flops = [](const Shape& s, Dtype) { return softmax_forward_flops(double(s["rows"]), double(s["cols"])); };
+  sf.exps = [](const Shape& s, Dtype) { return softmax_forward_exps(double(s["rows"]), double(s["cols"])); };
   sf.bytes = [](const Shape& s, Dtype t) {
     return softmax_forward_bytes(double(s["rows"]), double(s["cols"]), double(size_of(t)));
   };
@@ -158,6 +159,7 @@ std::vector<KernelInfo> normalization_kernels() {
   sb.pass = "backward";
   sb.counting = "4 FLOPs per element (the dot y.dy, subtract, multiply); bytes: y, dy read, dx written";
   sb.flops = [](const Shape& s, Dtype) { return softmax_backward_flops(double(s["rows"]), double(s["cols"])); };
+  sb.exps = nullptr;
   sb.bytes = [](const Shape& s, Dtype t) {
     return softmax_backward_bytes(double(s["rows"]), double(s["cols"]), double(size_of(t)));
   };

@@ -11,8 +11,8 @@
 //             embedding; forward and backward, float32 and float64, the suite's quick
 //             shapes) vs its own roofline bound (goal >= 0.7): its counted bytes at the
 //             bandwidth stream_triad reaches on a working set of the same size, timed
-//             alternately with it, or its counted FLOPs at peak_fma's rate, whichever
-//             takes longer. The bound is the roofline the operator models use.
+//             alternately with it, or its counted FLOPs at peak_fma's rate with its
+//             exponentials at peak_exp's (kernels/peak_exp.hpp), whichever takes longer.
 // Sides alternate in blocks with a pause between them (OpenBLAS and OpenMP workers spin
 // for a while after a call, which would slow the other side on a small machine), and
 // OpenBLAS's threads are not confined to the CPU OpenMP pins the initial thread to.
@@ -47,6 +47,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/gemm_blocks.hpp"
 #include "kernels/peak.hpp"
+#include "kernels/peak_exp.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/stream.hpp"
 #ifdef SEXTANT_HAVE_KOKKOS_KERNELS
@@ -219,15 +220,44 @@ PeakRate peak_rate(bool quick) {
   return best;
 }
 
+// The exp rate: exponentials per second of peak_exp on L1-sized rows, a few per thread.
+template <class Scalar>
+double exp_rate(bool quick) {
+  Exec exec;
+  const std::int64_t rows = 8 * exec.concurrency(), cols = 4096 / std::int64_t(sizeof(Scalar));
+  const int reps = 200;
+  Kokkos::View<Scalar**, Kokkos::LayoutRight, Exec> y("y", rows, cols);
+  Kokkos::deep_copy(y, Scalar(0.5));
+  k::peak_exp(exec, y, reps);
+  exec.fence();
+  std::vector<double> t;
+  for (int r = 0; r < (quick ? 5 : 11); ++r) {
+    const double t0 = now();
+    k::peak_exp(exec, y, reps);
+    exec.fence();
+    t.push_back(now() - t0);
+  }
+  return k::peak_exp_count(double(rows), double(cols), reps) / median(t);
+}
+
+// The compute ceilings a roof row charges: FLOPs at peak_fma's rate, exponentials at
+// peak_exp's (per second).
+struct ComputeRates {
+  double peak64 = 0, peak32 = 0, exp64 = 0, exp32 = 0;
+};
+
 // --- elementwise kernels at their roofs -------------------------------------------
 
-// The kernels whose cost is their memory traffic (or, for the transcendental ones on a
-// narrow core, their FLOPs): what the operator models charge at the roofline bound.
+// The kernels whose cost is their memory traffic, or their arithmetic: for GELU and
+// softmax mostly their exponentials, each ~20 vector operations counted as one FLOP, so
+// their compute time is their other FLOPs at the FMA peak plus their exponentials at the
+// exp rate (the two share the core's vector pipes, so their times add). The operator
+// models' roofline has no exp term yet: their fitted compute efficiency absorbs it.
 constexpr const char* roof_kernels[] = {"bias_gelu_forward", "bias_gelu_backward", "layernorm_forward",
                                         "layernorm_backward", "softmax_forward",   "softmax_backward",
                                         "adamw_update",      "embedding_forward", "embedding_backward"};
 
-void roofs(double peak64_gflops, double peak32_gflops, const std::vector<std::string>& only) {
+void roofs(const ComputeRates& rates, const std::vector<std::string>& only) {
   const k::KernelInfo* triad = k::find_kernel("stream_triad");
   for (const char* name : roof_kernels) {
     if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
@@ -236,6 +266,7 @@ void roofs(double peak64_gflops, double peak32_gflops, const std::vector<std::st
     for (k::Dtype dtype : {k::Dtype::float32, k::Dtype::float64}) {
       for (const k::Shape& shape : info->quick_shapes) {
         const double flops = info->flops(shape, dtype), bytes = info->bytes(shape, dtype);
+        const double exps = info->exps ? info->exps(shape, dtype) : 0.0;
         auto kernel = info->make(shape, dtype, 21);
         // The same bytes through stream_triad (3 float64 arrays): the bandwidth of the
         // cache level (or memory) a working set of this size lives in.
@@ -245,19 +276,31 @@ void roofs(double peak64_gflops, double peak32_gflops, const std::vector<std::st
         const int per_block = std::max(5, int(std::min(50.0, 2e8 / bytes)));
         auto p = alternate([&] { kernel->run(); }, [&] { reference->run(); }, 4, per_block);
         const double t = median(p.ours), bandwidth = triad_bytes / median(p.theirs);
-        const double peak = (dtype == k::Dtype::float64 ? peak64_gflops : peak32_gflops) * 1e9;
-        const double t_memory = bytes / bandwidth, t_compute = flops / peak;
+        const bool f64 = dtype == k::Dtype::float64;
+        const double peak = (f64 ? rates.peak64 : rates.peak32), exp_rate = (f64 ? rates.exp64 : rates.exp32);
+        const double t_memory = bytes / bandwidth, t_compute = (flops - exps) / peak + exps / exp_rate;
         char what[96];
         std::snprintf(what, sizeof what, "%s %s", name, std::string(k::to_string(dtype)).c_str());
         // Rates of the kernel's bound quantity: achieved vs at the bound (ratio = bound / time).
         if (t_memory >= t_compute)
           rows.push_back({what, "(bytes)", "triad, same bytes", bytes / t * 1e-9, bytes / t_memory * 1e-9, "GB/s", 0.7});
-        else
+        else if (exps == 0)
           rows.push_back({what, "(FLOPs)", "peak_fma", flops / t * 1e-9, peak * 1e-9, "GFLOP/s", 0.7});
+        else  // the same rate of counted FLOPs at the roof's time
+          rows.push_back(
+              {what, "(FLOPs)", "peak_fma + peak_exp", flops / t * 1e-9, flops / t_compute * 1e-9, "GFLOP/s", 0.7});
         report(rows.back());
       }
     }
   }
+}
+
+ComputeRates compute_rates(const PeakRate& p64, const PeakRate& p32, bool quick) {
+  const ComputeRates r{p64.gflops * 1e9, p32.gflops * 1e9, exp_rate<double>(quick), exp_rate<float>(quick)};
+  std::printf("# the roofs' exp rate (peak_exp): float64 %.2f, float32 %.2f Gexp/s; one exp per %.1f resp. %.1f FLOPs "
+              "of the peak\n",
+              r.exp64 * 1e-9, r.exp32 * 1e-9, r.peak64 / r.exp64, r.peak32 / r.exp32);
+  return r;
 }
 
 // A thread inherits its creator's CPU mask. With OMP_PROC_BIND set, libgomp pins the
@@ -329,8 +372,7 @@ int main(int argc, char** argv) {
               "ratio", "goal");
 
   if (!roofs_only.empty()) {  // the roof rows of these kernels alone, at the peak sweep's rates
-    const PeakRate p64 = peak_rate<double>(true), p32 = peak_rate<float>(true);
-    roofs(p64.gflops, p32.gflops, roofs_only);
+    roofs(compute_rates(peak_rate<double>(true), peak_rate<float>(true), true), roofs_only);
     return 0;
   }
   if (!gemm_only) triad(stream_bytes / 24, quick);
@@ -356,7 +398,7 @@ int main(int argc, char** argv) {
   report(rows.back());
 
   pause_between_sides();
-  roofs(p64.gflops, p32.gflops, roofs_only);
+  roofs(compute_rates(p64, p32, quick), roofs_only);
 
   int missed = 0;
   for (const auto& r : rows) missed += r.ours / r.theirs < r.goal;
