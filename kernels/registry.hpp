@@ -75,7 +75,7 @@ struct KernelInfo {
   double (*bytes)(const Shape&, Dtype) = nullptr;
   // Exponentials evaluated per call, each also one of flops()'s FLOPs (nullptr: none):
   // an exp costs a core ~20 vector operations, so a roofline charges them at the
-  // measured exp rate (peak_exp, kernels/peak.hpp), not as single FLOPs at the FMA peak.
+  // measured exp rate (kernels/peak_exp.hpp), not as single FLOPs at the FMA peak.
   double (*exps)(const Shape&, Dtype) = nullptr;
   std::unique_ptr<Instance> (*make)(const Shape&, Dtype, std::uint64_t seed) = nullptr;
 

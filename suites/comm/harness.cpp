@@ -457,15 +457,16 @@ class Sweep {
     return t;
   }
 
-  // Batches of iterations until the stop rule (precision, budget or iteration cap) is met;
-  // appends to s's counts and samples and, on the root, the valid collective times.
-  // Returns the window (widened while too many starts are late).
-  // A window too narrow for the starts is widened, up to `widest`; a size gives up only
-  // after kLateBatchesAtWidest batches there, mostly late. (One stall, such as a TCP
-  // retransmission's wait of 200 ms or more, spoils the batch it falls in whatever the
-  // window: a size that gave up on its first such batch was lost to it.)
+  // A size short of valid starts gives up only after this many batches at its widest
+  // window were mostly late. (One stall, such as a TCP retransmission's wait of 200 ms
+  // or more, spoils the batch it falls in whatever the window: a size that gave up on
+  // its first such batch was lost to it.)
   static constexpr int kLateBatchesAtWidest = 3;
   std::size_t first_batch() const { return std::max<std::size_t>(pass_min_iterations(), 1); }
+
+  // Batches of iterations until the stop rule (precision, budget or iteration cap) is met;
+  // appends to s's counts and samples and, on the root, the valid collective times.
+  // Returns the window (widened while too many starts are late, up to `widest`).
   double time_until_stop(const Benchmark& b, std::vector<Case>& cases, const ClockSync& clock, double window,
                          double widest, SizeResult& s, std::vector<double>& collective) {
     stats::StopRule rule{pass_precision(), pass_budget(), pass_min_iterations(), pass_iterations()};
