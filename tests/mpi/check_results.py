@@ -175,7 +175,7 @@ if a.table:
     size_line = re.compile(r"^(\d+)\s+(\S+)")
     tables, current = {}, None
     for line in open(a.table):
-        title = re.match(r"^# (\w+)  level=(\w+)  ranks=(\d+)  dtype=(\w+)", line)
+        title = re.match(r"^# ([\w@~]+)  level=(\w+)  ranks=(\d+)  dtype=(\w+)", line)  # allreduce@ring, bcast~isolated
         if title:
             current = tables.setdefault(title.groups(), {})
         elif current is not None and (m := size_line.match(line)):
