@@ -39,7 +39,7 @@ void softmax_forward(const Exec& exec, VX x, VY y) {
             Scalar* yi = host::row(y, i);  // may be xi: each pass reads an element before writing it
             // The next row asked for while this one works from L1: its max pass would
             // otherwise wait on memory at every row's start.
-            if (i + 1 < x.extent(0)) host::prefetch(host::row(x, i + 1), cols);
+            if (i + 1 < std::int64_t(x.extent(0))) host::prefetch(host::row(x, i + 1), cols);
             const Scalar m = host::reduce<Scalar>(cols, xi[0], [&](auto at) { return at.load(xi); }, host::Max{});
             const Scalar sum = host::sum<Scalar>(cols, [&](auto at) {
               const auto e = fast::exp_nonpositive(at.load(xi) - m);

@@ -334,8 +334,11 @@ TEST(TrainPlan, SequenceParallelismTradesEachAllreduceForAReduceScatterAndAnAllg
       EXPECT_DOUBLE_EQ(sum_flops(*ph, "gemm") + sum_flops(*ph, "vendor_gemm"),
                        sum_flops(q, "gemm") + sum_flops(q, "vendor_gemm"));
     }
-    for (const CommOp* op : {&st.send_activation, &st.send_gradient})
-      if (!op->name.empty()) EXPECT_DOUBLE_EQ(op->bytes, block) << op->name;
+    for (const CommOp* op : {&st.send_activation, &st.send_gradient}) {
+      if (!op->name.empty()) {
+        EXPECT_DOUBLE_EQ(op->bytes, block) << op->name;
+      }
+    }
     ASSERT_EQ(st.optimizer.comm.size(), 1u);
     EXPECT_EQ(st.optimizer.comm[0].name, "optimizer.sp_grads.tp_allreduce");
     EXPECT_EQ(st.optimizer.comm[0].after, "optimizer.sp_grads");  // the pack
