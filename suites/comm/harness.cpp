@@ -471,8 +471,7 @@ class Sweep {
                          double widest, SizeResult& s, std::vector<double>& collective) {
     stats::StopRule rule{pass_precision(), pass_budget(), pass_min_iterations(), pass_iterations()};
     const double t_begin = MPI_Wtime();
-    const std::size_t first_batch = this->first_batch();
-    std::size_t done = 0, batch = first_batch;
+    std::size_t done = 0, batch = first_batch();
     int late_at_widest = 0;
     for (;;) {
       batch = std::min(batch, pass_iterations() - done);
@@ -499,7 +498,7 @@ class Sweep {
         // A wide window must still leave room for the minimum repetitions: the budget
         // is at least twice what they take at the current window, up to 10 times the
         // budget asked for (a size whose starts stay late is not measured for ever).
-        rule.budget_seconds = std::clamp(2.0 * static_cast<double>(first_batch) * window, pass_budget(),
+        rule.budget_seconds = std::clamp(2.0 * static_cast<double>(first_batch()) * window, pass_budget(),
                                          10 * pass_budget());
         mostly_late = late_in_batch * 2 > batch;
         if (mostly_late && window >= widest) ++late_at_widest;
@@ -525,7 +524,7 @@ class Sweep {
         return window;
       }
       // Grow batches only while the window holds: late batches are spent finding it.
-      batch = shared[2] != 0 ? first_batch : std::min<std::size_t>(batch * 2, 200);
+      batch = shared[2] != 0 ? first_batch() : std::min<std::size_t>(batch * 2, 200);
     }
   }
 
