@@ -39,8 +39,11 @@ void embedding_forward(const Exec& exec, VT table, VI index, VO out) {
           KOKKOS_LAMBDA(const std::int64_t t) {
             const Scalar* from = host::row(table, std::int64_t(index(t)));
             Scalar* to = host::row(out, t);
-            if (t + 1 < tokens) host::prefetch(host::row(table, std::int64_t(index(t + 1))), dim);
-            host::for_each<Scalar>(dim, [&](auto at) { at.store(to, at.load(from)); });
+            const Scalar* next = host::row(table, std::int64_t(index(t + 1 < tokens ? t + 1 : t)));
+            host::for_each<Scalar>(dim, [&](auto at) {
+              host::prefetch_along(at, next);
+              at.store(to, at.load(from));
+            });
           });
       return;
     }

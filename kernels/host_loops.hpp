@@ -11,7 +11,7 @@
 //   host::sum<T>(n, term)                     the same with +, from 0
 //   host::sum2<T>(n, term)                    two sums in one pass (term returns a pair)
 //   host::for_each<T>(n, body)                body(at j) for every j < n (element-wise)
-//   host::prefetch(p, n)                      ask for a row read next
+//   host::prefetch_along(at, p)               ask for p[j..], a row read next, from a pass
 // `term` is a generic lambda of an index object `at` whose at.load(p) is p[j..j+W) as a
 // vector, or p[j] in the tail (at.store(p, v) writes them): one expression serves both, e.g.
 //   host::sum<T>(n, [&](auto at) { auto d = at.load(x) - mu; return d * d; })
@@ -52,19 +52,19 @@ auto row(const V& v, std::int64_t i) {
 // the thread count (only on the shape).
 inline constexpr std::int64_t rows_per_chunk = 32;
 
-// Asks the memory system for the n elements at p, a row this work item reads next,
-// while it works on the current one. A row of a few KiB ends about when a hardware
-// prefetcher has learnt its stream (they stop at page boundaries), so each row would
-// otherwise start at the latency of the level it lives in. One request per 64 bytes,
-// the shortest line of current CPUs: where lines are longer, the extra requests cost
-// an issue slot each.
-template <class T>
-inline void prefetch(const T* p, std::int64_t n) {
+// Asks the memory system for p[j..], where j is the index `at` of the pass it is called
+// from: a row this work item reads next, one request per vector of this row's pass. A
+// row of a few KiB ends about when a hardware prefetcher has learnt its stream (they stop
+// at page boundaries), so each row would otherwise start at the latency of the level it
+// lives in. Called from a pass that works from L1 (a row kernel's later passes), the next
+// row streams in while this one computes. (A whole row asked for at once fills the
+// core's miss buffers, and the core waits for them to drain.)
+template <class At, class T>
+inline void prefetch_along(At at, const T* p) {
 #if defined(__GNUC__) || defined(__clang__)
-  constexpr std::int64_t step = 64 / sizeof(T) > 0 ? 64 / sizeof(T) : 1;
-  for (std::int64_t j = 0; j < n; j += step) __builtin_prefetch(p + j);
+  __builtin_prefetch(p + at.j);
 #else
-  (void)p, (void)n;
+  (void)at, (void)p;
 #endif
 }
 

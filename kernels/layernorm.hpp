@@ -49,9 +49,10 @@ void layernorm_forward(const Exec& exec, VX x, VG gamma, VB beta,
           "sextant::layernorm_forward", Kokkos::RangePolicy<Exec>(exec, 0, rows), KOKKOS_LAMBDA(const std::int64_t i) {
             const Scalar* xi = host::row(x, i);
             Scalar* yi = host::row(y, i);
-            if (i + 1 < rows) host::prefetch(host::row(x, i + 1), cols);
+            const Scalar* x_next = host::row(x, i + 1 < rows ? i + 1 : i);  // streams in during the second pass
             const Scalar mu = host::sum<Scalar>(cols, [&](auto at) { return at.load(xi); }) / Scalar(n);
             const Scalar sq = host::sum<Scalar>(cols, [&](auto at) {
+              host::prefetch_along(at, x_next);
               const auto d = at.load(xi) - mu;
               return d * d;
             });
@@ -125,7 +126,12 @@ void layernorm_backward(const Exec& exec, VDY dy, VX x, VG gamma, VS mean, VS rs
                 return std::pair{gj, gj * (at.load(xi) - mu)};
               });
               const Scalar mean_g = sum_g / Scalar(n), mean_gx = sum_gx * r / Scalar(n);
+              // The next row's dy and x stream in during this pass, which works from L1.
+              const Scalar* dy_next = host::row(dy, i + 1 < rows ? i + 1 : i);
+              const Scalar* x_next = host::row(x, i + 1 < rows ? i + 1 : i);
               host::for_each<Scalar>(cols, [&](auto at) {
+                host::prefetch_along(at, dy_next);
+                host::prefetch_along(at, x_next);
                 const auto dyj = at.load(dyi);
                 const auto xhat = (at.load(xi) - mu) * r;
                 at.store(dxi, r * (dyj * at.load(g) - mean_g - xhat * mean_gx));

@@ -37,11 +37,12 @@ void softmax_forward(const Exec& exec, VX x, VY y) {
           KOKKOS_LAMBDA(const std::int64_t i) {
             const Scalar* xi = host::row(x, i);
             Scalar* yi = host::row(y, i);  // may be xi: each pass reads an element before writing it
-            // The next row asked for while this one works from L1: its max pass would
-            // otherwise wait on memory at every row's start.
-            if (i + 1 < std::int64_t(x.extent(0))) host::prefetch(host::row(x, i + 1), cols);
+            // The next row streams in during the exponentials, which work from L1: its max
+            // pass would otherwise wait on memory at every row's start.
+            const Scalar* x_next = host::row(x, i + 1 < std::int64_t(x.extent(0)) ? i + 1 : i);
             const Scalar m = host::reduce<Scalar>(cols, xi[0], [&](auto at) { return at.load(xi); }, host::Max{});
             const Scalar sum = host::sum<Scalar>(cols, [&](auto at) {
+              host::prefetch_along(at, x_next);
               const auto e = fast::exp_nonpositive(at.load(xi) - m);
               at.store(yi, e);
               return e;
