@@ -515,7 +515,15 @@ std::vector<AlgorithmRange> identify_by_forcing(const Link& link, int p, std::sp
   // within twice their combined standard error where the runs are noisier than that (at
   // p = 3 a reduce-scatter's pairwise and folded recursive halving both take two
   // latencies: 1.14 and 1.12 ms, +-2.5%, across namespace hosts; they part at p = 5).
+  // Or one whose formula agrees with the chosen one's at this size and p (within 2%, as
+  // identify_algorithms): a measured difference between them there is what their
+  // implementations add, which the calibration carries, not a difference the formulas
+  // can extrapolate (at p = 3 a ring and a recursive-doubling allgather both take two
+  // steps of n/3; which one the library's choice sat nearer to must not decide that it
+  // takes four steps or three at p = 5).
   return ranges_of(picks, algs, link, p, [&](const CollectiveAlgorithm* a, const CollectiveAlgorithm* chosen_alg, const Measured& m) {
+    const double formula = chosen_alg->cost(link, m.data_bytes, p).total();
+    if (formula > 0 && std::fabs(a->cost(link, m.data_bytes, p).total() / formula - 1) <= 0.02) return true;
     const Measured *ma = nullptr, *mc = nullptr;
     for (const auto& f : forced) {
       if (f.algorithm == a && !ma) ma = at(f, m.bytes);

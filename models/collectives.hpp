@@ -98,8 +98,8 @@ std::vector<AlgorithmRange> identify_algorithms(std::string_view op, const Link&
 // (`chosen`) is the forced algorithm whose time there was nearest (each forced run as
 // its cost formula and its measured points, at the same sizes). Ranges as above, each
 // calibrated against its algorithm's formula; forced algorithms within 2% (or within
-// their measurement noise) of the chosen one's time at every size of a range are its
-// indistinguishable ones.
+// their measurement noise) of the chosen one's time, or whose formula is within 2% of
+// its formula, at every size of a range are its indistinguishable ones.
 struct ForcedRun {
   const CollectiveAlgorithm* algorithm = nullptr;
   std::span<const Measured> measured;

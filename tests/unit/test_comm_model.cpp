@@ -235,6 +235,34 @@ TEST(CommModel, OtherRankCountsTakeTheChoiceOfTheirKind) {
   for (const auto& a : m.algorithms) EXPECT_FALSE(a.benchmark == srda && a.ranks == 3);
 }
 
+// At 3 ranks a ring and a recursive-doubling allgather both take two steps of n/3: their
+// formulas agree, so the 6% by which the forced runs differ there (what each
+// implementation adds) cannot say which one the library's choice, measured as the ring,
+// runs at 5 ranks. Both stay candidates, and the prediction at 5 takes the cheaper: three
+// steps (recursive doubling, Bruck), not the ring's four.
+TEST(CommModel, AlgorithmsWhoseFormulasAgreeStayCandidates) {
+  using sextant::model::find_algorithm;
+  static sextant::model::PiecewiseFit truth;
+  truth.segments = {sextant::model::Segment{}};
+  truth.segments[0].hi_bytes = 1e12, truth.segments[0].alpha = 20e-6, truth.segments[0].beta = 1 / 5e9;
+  auto cost = [](const char* alg, int p, double n) {
+    return find_algorithm("allgather", alg)->cost({&truth, 0}, n, p).total();
+  };
+  auto ring3 = [&](double n) { return 0.97 * cost("ring", 3, n); };
+  auto m = CommModel::fit_results(write_results(
+      "agree.h5", {{"world", "pingpong", "byte", 2, 1, 1.0, false, [](double n) { return truth.segments[0].alpha + n * truth.segments[0].beta; }},
+                   {"world", "allgather", "float32", 3, 1, 2.0 / 3, false, ring3},
+                   {"world", "allgather@tsp_ring", "float32", 3, 1, 2.0 / 3, false, ring3},
+                   {"world", "allgather@sched_recursive_doubling", "float32", 3, 1, 2.0 / 3, false,
+                    [&](double n) { return 1.03 * cost("recursive_doubling", 3, n); }}}));
+  for (double n : {64.0, 4 * KiB}) {
+    auto p = m.predict("allgather", n, 5, "world", "float32");
+    EXPECT_EQ(p.algorithm, "recursive_doubling") << n << ": " << p.note;
+    const double want = 0.97 * cost("recursive_doubling", 5, n);
+    EXPECT_NEAR(p.seconds, want, 0.03 * want) << n;
+  }
+}
+
 // Forced runs measured alike at the fitted p can have different formulas there: MPICH
 // runs recursive doubling when asked for Rabenseifner's allreduce of fewer elements than
 // the power of two. When the prediction at another p swaps one for the other, the
