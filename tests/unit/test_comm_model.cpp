@@ -235,22 +235,31 @@ TEST(CommModel, OtherRankCountsTakeTheChoiceOfTheirKind) {
   for (const auto& a : m.algorithms) EXPECT_FALSE(a.benchmark == srda && a.ranks == 3);
 }
 
+// A one-segment point-to-point link of known alpha and bandwidth, and the cost formulas
+// of the collective algorithms on it: the truth that synthetic forced runs are made of.
+struct KnownLink {
+  sextant::model::PiecewiseFit fit;
+  KnownLink(double alpha, double bandwidth) {
+    fit.segments = {sextant::model::Segment{}};
+    fit.segments[0].hi_bytes = 1e12, fit.segments[0].alpha = alpha, fit.segments[0].beta = 1 / bandwidth;
+  }
+  double pingpong(double n) const { return fit.segments[0].alpha + n * fit.segments[0].beta; }
+  double cost(const char* op, const char* alg, int p, double n) const {
+    return sextant::model::find_algorithm(op, alg)->cost({&fit, 0}, n, p).total();
+  }
+};
+
 // At 3 ranks a ring and a recursive-doubling allgather both take two steps of n/3: their
 // formulas agree, so the 6% by which the forced runs differ there (what each
 // implementation adds) cannot say which one the library's choice, measured as the ring,
 // runs at 5 ranks. Both stay candidates, and the prediction at 5 takes the cheaper: three
 // steps (recursive doubling, Bruck), not the ring's four.
 TEST(CommModel, AlgorithmsWhoseFormulasAgreeStayCandidates) {
-  using sextant::model::find_algorithm;
-  static sextant::model::PiecewiseFit truth;
-  truth.segments = {sextant::model::Segment{}};
-  truth.segments[0].hi_bytes = 1e12, truth.segments[0].alpha = 20e-6, truth.segments[0].beta = 1 / 5e9;
-  auto cost = [](const char* alg, int p, double n) {
-    return find_algorithm("allgather", alg)->cost({&truth, 0}, n, p).total();
-  };
+  const KnownLink link(20e-6, 5e9);
+  auto cost = [&](const char* alg, int p, double n) { return link.cost("allgather", alg, p, n); };
   auto ring3 = [&](double n) { return 0.97 * cost("ring", 3, n); };
   auto m = CommModel::fit_results(write_results(
-      "agree.h5", {{"world", "pingpong", "byte", 2, 1, 1.0, false, [](double n) { return truth.segments[0].alpha + n * truth.segments[0].beta; }},
+      "agree.h5", {{"world", "pingpong", "byte", 2, 1, 1.0, false, [&](double n) { return link.pingpong(n); }},
                    {"world", "allgather", "float32", 3, 1, 2.0 / 3, false, ring3},
                    {"world", "allgather@tsp_ring", "float32", 3, 1, 2.0 / 3, false, ring3},
                    {"world", "allgather@sched_recursive_doubling", "float32", 3, 1, 2.0 / 3, false,
@@ -268,13 +277,8 @@ TEST(CommModel, AlgorithmsWhoseFormulasAgreeStayCandidates) {
 // the power of two. When the prediction at another p swaps one for the other, the
 // calibration is measured / the formula it uses, not the other's (0.52 at 8 B before).
 TEST(CommModel, ASwappedAlgorithmKeepsItsOwnCalibration) {
-  using sextant::model::find_algorithm;
-  static sextant::model::PiecewiseFit truth;
-  truth.segments = {sextant::model::Segment{}};
-  truth.segments[0].hi_bytes = 1e12, truth.segments[0].alpha = 0.5e-6, truth.segments[0].beta = 1 / 5e9;
-  auto cost = [](const char* alg, int p, double n) {
-    return find_algorithm("allreduce", alg)->cost({&truth, 0}, n, p).total();
-  };
+  const KnownLink link(0.5e-6, 5e9);
+  auto cost = [&](const char* alg, int p, double n) { return link.cost("allreduce", alg, p, n); };
   // Below 16 B (4 floats) the forced Rabenseifner run is recursive doubling, and the
   // library's choice is nearest to it there; above, its own formula.
   auto library = [&](double n) { return n < 16 ? 0.99 * cost("recursive_doubling", 4, n) : cost("recursive_doubling", 4, n); };
@@ -282,7 +286,7 @@ TEST(CommModel, ASwappedAlgorithmKeepsItsOwnCalibration) {
     return n < 16 ? 0.99 * cost("recursive_doubling", 4, n) : cost("rabenseifner", 4, n);
   };
   auto m = CommModel::fit_results(write_results(
-      "swap.h5", {{"world", "pingpong", "byte", 2, 1, 1.0, false, [](double n) { return truth.segments[0].alpha + n * truth.segments[0].beta; }},
+      "swap.h5", {{"world", "pingpong", "byte", 2, 1, 1.0, false, [&](double n) { return link.pingpong(n); }},
                   {"world", "allreduce", "float32", 4, 1, 1.5, false, library},
                   {"world", "allreduce@sched_recursive_doubling", "float32", 4, 1, 1.5, false,
                    [&](double n) { return cost("recursive_doubling", 4, n); }},
