@@ -138,6 +138,9 @@ inline constexpr double cross_entropy_backward_bytes(double r, double c, double 
 }
 // Zeroing the gradients: every element written once.
 inline constexpr double fill_bytes(double n, double s) { return n * s; }
+// to_bfloat16 / from_bfloat16 (the compressed gradient sync): n elements of s bytes one
+// way, n of bfloat16's 2 the other; the rounding is a few integer operations, no FLOPs.
+inline constexpr double bfloat16_convert_bytes(double n, double s) { return n * (s + 2); }
 
 // The kernel registry's family of a kernel the proxy runs (the compute model's key,
 // kernels/descriptors/*.cpp); the proxy's own kernels take the family of the closest
@@ -152,7 +155,9 @@ inline constexpr std::string_view family_of(std::string_view kernel) {
   if (starts("layernorm_") || starts("softmax_") || starts("cross_entropy_")) return "normalization";
   if (starts("bias_gelu_") || starts("relu_")) return "activation";
   if (starts("embedding_")) return "embedding";
-  if (starts("stream_") || kernel == "split_heads" || kernel == "merge_heads" || kernel == "fill") return "stream";
+  if (starts("stream_") || kernel == "split_heads" || kernel == "merge_heads" || kernel == "fill" ||
+      kernel == "to_bfloat16" || kernel == "from_bfloat16")
+    return "stream";
   if (kernel == "adamw_update") return "optimizer";
   return "unknown";
 }

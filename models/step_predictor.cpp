@@ -256,6 +256,9 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
   // at a reuse distance.
   if (compute.has_cache_bounds() && !compute.cache_retention())
     out.notes.push_back("no cache retention measured and no memory level in the working-set sweep: operators costed cold");
+  if (cfg.compress != Compression::none && cfg.dp > 1)
+    out.notes.push_back("compressed dp sync: the bfloat16 allreduce costed by the " + cfg.dtype +
+                        " allreduce at its bytes (its sum, a user-defined operation, is not measured apart)");
   for (const auto& st : plan.stages) {
     StageTimes t;
     const auto misses = stage_misses(plan, st.stage, compute, walks);
@@ -288,13 +291,24 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
     // completes when the slowest rank's backward does): for the compute since the
     // group's last collective, the backward's tail after its last tp collective, or with
     // none the whole step's forwards and backwards.
-    if (sync && !st.dp_sync.empty() && cfg.staleness == 0) {
+    // The compressed sync runs in the optimizer step, its first allreduce right after the
+    // conversion: the partners are met there.
+    const CommOp* first_sync = !st.dp_sync.empty() ? &st.dp_sync.front() : nullptr;
+    if (cfg.compress != Compression::none)
+      for (const auto& op : st.optimizer.comm)
+        if (op.traffic == Traffic::dp && !first_sync) first_sync = &op;
+    if (sync && first_sync && cfg.staleness == 0) {
       const double wait = sync->wait(
-          st.backward.comm.empty() ? M * (t.forward_compute + t.backward_compute) : backward_sync.tail, st.dp_sync.front().ranks);
+          st.backward.comm.empty() ? M * (t.forward_compute + t.backward_compute) : backward_sync.tail, first_sync->ranks);
       t.dp_total += wait;
       t.dp_exposed += wait;
     }
-    t.optimizer = cost.compute(st.optimizer, misses) + cost.comm(st.optimizer.comm);
+    // The optimizer's own dp collectives (ZeRO-1's allgathers, the compressed sync) are
+    // on the step's path as its dp communication, which is where the proxy counts them.
+    const double optimizer_dp = cost.comm(st.optimizer.comm, Traffic::dp);
+    t.dp_total += optimizer_dp;
+    t.dp_exposed += optimizer_dp;
+    t.optimizer = cost.compute(st.optimizer, misses) + cost.comm(st.optimizer.comm) - optimizer_dp;
     out.stages.push_back(t);
   }
 

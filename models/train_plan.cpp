@@ -354,6 +354,8 @@ const char* to_string(Recompute r) {
   return r == Recompute::full ? "full" : r == Recompute::selective ? "selective" : "none";
 }
 
+const char* to_string(Compression c) { return c == Compression::bf16 ? "bf16" : "none"; }
+
 DensePath parse_dense_path(const std::string& name) {
   if (name == "portable") return DensePath::portable;
   if (name == "vendor") return DensePath::vendor;
@@ -387,6 +389,7 @@ constexpr TrainConfigKey config_keys[] = {
            "each allreduce", true},
     {"staleness", "stale-synchronous dp: each step applies the gradients of this many steps before, their allreduce "
                   "hidden behind the steps between (0: synchronous)", false},
+    {"compress", "dp gradients on the wire: none | bf16 (converted to bfloat16 for their allreduce)", false},
     {"bucket_bytes", "dp gradient bucket size in bytes", false},
     {"dtype", "float32 | float64", false},
     {"dense", "GEMMs by: portable (Kokkos kernels) | vendor (BLAS via Kokkos Kernels)", false},
@@ -426,6 +429,11 @@ void set_train_config_key(TrainConfig& c, const std::string& key, const std::str
   else if (key == "staleness") c.staleness = integer();
   else if (key == "dtype") c.dtype = value;
   else if (key == "dense") c.dense = parse_dense_path(value);
+  else if (key == "compress") {
+    if (value == "none") c.compress = Compression::none;
+    else if (value == "bf16") c.compress = Compression::bf16;
+    else throw UsageError("compress='" + value + "' (use none or bf16)");
+  }
   else if (key == "recompute") {
     if (value == "none") c.recompute = Recompute::none;
     else if (value == "selective") c.recompute = Recompute::selective;
@@ -514,6 +522,11 @@ void TrainConfig::validate() const {
                      ": not offered (ZeRO's update needs this step's reduced gradients block by block)");
   if (staleness > 0 && overlap_dp)
     throw UsageError("--staleness with --overlap: the stale gradients' allreduce already runs behind the next steps");
+  if (compress != Compression::none && (zero != 0 || overlap_dp || staleness > 0))
+    throw UsageError(std::string("--compress ") + to_string(compress) + " with " +
+                     (zero != 0 ? "--zero " + std::to_string(zero) : overlap_dp ? std::string("--overlap") : std::string("--staleness")) +
+                     ": not offered (the compressed sync runs in the optimizer step, on a converted copy of the whole "
+                     "gradient; that sync reduces the gradients in place, bucket by bucket)");
   if (!(bucket_bytes > 0)) throw UsageError("--bucket-bytes " + std::to_string(bucket_bytes) + ": must be > 0");
 }
 
@@ -664,10 +677,27 @@ StepPlan plan_step(const TrainConfig& config) {
       copy("optimizer.sp_grads.unpack");
     }
     double flat = 0;
+    for (const auto& b : buckets) flat += b.elements;
+    const bool compressed = config.compress != Compression::none && config.dp > 1;
+    if (compressed) {  // the whole gradient converted, each bucket's allreduce on the copy, converted back
+      const std::vector<Operand> grads = st.dp_sync_operands;
+      auto convert = [&](const std::string& name, const char* kernel) {
+        o.op(name, kernel, kv({{"n", (long long)flat}}), 0, kernels::bfloat16_convert_bytes(flat, d.s), {});
+        st.optimizer.compute.back().operands = grads;
+        st.optimizer.compute.back().operands.push_back({"ws.grads_bf16", flat * 2});
+      };
+      convert("optimizer.compress", "to_bfloat16");
+      for (std::size_t k = 0; k < buckets.size(); ++k) {
+        o.comm({"dp.bucket" + std::to_string(k) + ".allreduce", Traffic::dp, "allreduce", buckets[k].elements * 2.0,
+                config.dp});
+        if (k > 0) st.optimizer.comm.back().back_to_back = true;
+      }
+      convert("optimizer.decompress", "from_bfloat16");
+      st.dp_sync_operands.clear();
+    }
     for (std::size_t k = 0; k < buckets.size(); ++k) {
       const std::string B = "dp.bucket" + std::to_string(k);
-      flat += buckets[k].elements;
-      if (config.dp == 1) continue;
+      if (config.dp == 1 || compressed) continue;
       if (sharded) {
         const double block = buckets[k].elements / config.dp;
         st.dp_sync.push_back({B + ".reduce_scatter", Traffic::dp, "reduce_scatter", block * d.s, config.dp});

@@ -29,6 +29,12 @@ enum class DensePath { portable, vendor };
 const char* to_string(DensePath);
 DensePath parse_dense_path(const std::string& name);  // throws UsageError naming the value
 
+// How the dp gradient sync sends the gradients. bf16: each bucket converted to bfloat16
+// (core/bfloat16.hpp) before its allreduce, summed in bfloat16, converted back: half the
+// bytes of float32 (a quarter of float64) on the wire, at 8 significant bits.
+enum class Compression { none, bf16 };
+const char* to_string(Compression);
+
 struct TrainConfig {
   // Model
   int layers = 2, hidden = 64, heads = 4, seq = 32, vocab = 256;
@@ -65,6 +71,11 @@ struct TrainConfig {
   // first `staleness` steps apply nothing. 0: synchronous. Needs zero = 0 and no overlap
   // (the sync is already off the step).
   int staleness = 0;
+  // The dp gradient sync in bfloat16 (Compression): in the optimizer step, like the sp
+  // gradients' sum: the whole gradient converted (optimizer.compress), each bucket's
+  // allreduce on the converted copy, converted back (optimizer.decompress). Needs zero =
+  // 0, no overlap and staleness 0 (their syncs run on the gradients in place).
+  Compression compress = Compression::none;
   double bucket_bytes = 1 << 20;
   std::string dtype = "float32";
   int micro_batches() const;    // global_batch / (micro_batch * dp); validated by validate()

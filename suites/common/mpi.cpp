@@ -4,9 +4,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <thread>
 #include <vector>
+
+#include "core/bfloat16.hpp"
 
 namespace sextant {
 
@@ -63,6 +66,23 @@ void gather(const void* in, int count, MPI_Datatype type, void* out, int root, M
   MPI_Request r;
   SEXTANT_MPI_CHECK(MPI_Igather(in, count, type, out, count, type, root, comm, &r));
   wait(r, mode);
+}
+
+namespace {
+void add_bfloat16(void* in, void* inout, int* count, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint16_t*>(in);
+  auto* b = static_cast<std::uint16_t*>(inout);
+  for (int i = 0; i < *count; ++i) b[i] = bf16::from_float(bf16::to_float(a[i]) + bf16::to_float(b[i]));
+}
+}  // namespace
+
+MPI_Op bfloat16_sum() {
+  static const MPI_Op op = [] {
+    MPI_Op o;
+    SEXTANT_MPI_CHECK(MPI_Op_create(&add_bfloat16, /*commute=*/1, &o));
+    return o;
+  }();
+  return op;
 }
 
 bool any_rank(bool mine, MPI_Comm comm, WaitMode mode) {

@@ -38,6 +38,12 @@ void allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op o
 void gather(const void* in, int count, MPI_Datatype type, void* out, int root, MPI_Comm comm,
             WaitMode mode);
 
+// The sum of bfloat16 values (core/bfloat16.hpp), sent as MPI_UINT16_T: each pair added
+// in float32 and rounded back, as a reduction in that format does. MPI has no bfloat16
+// (MPICH 4.0's MPIX_C_FLOAT16 is half precision, and its reduction aborts in the
+// datatype engine), so a user-defined operation; created on first use, kept to the end.
+MPI_Op bfloat16_sum();
+
 // True on every rank when it is true on any (a collective).
 bool any_rank(bool mine, MPI_Comm comm, WaitMode mode);
 

@@ -38,10 +38,10 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
   // poison_released (a test hook): what a release frees is overwritten with NaN, so that
   // a use without its gather shows in the loss.
   DpSync(ParamStore<S>& store, const Layout& layout, int zero, bool overlap, WaitMode wait, Recorder& rec,
-         bool poison_released = false, int staleness = 0)
+         bool poison_released = false, int staleness = 0, bool compressed = false)
       : store_(store), comm_(layout.dp_comm), dp_(layout.dp), dp_rank_(layout.dp_rank),
         sharded_(zero >= 1 && layout.dp > 1), params_sharded_(zero == 3 && layout.dp > 1),
-        overlap_(overlap && layout.dp > 1), poison_(poison_released), staleness_(staleness), wait_(wait), rec_(rec) {
+        overlap_(overlap && layout.dp > 1), poison_(poison_released), compressed_(compressed), staleness_(staleness), wait_(wait), rec_(rec) {
     std::int64_t shard = 0;
     for (const auto& b : store_.layout().buckets) {
       shard_offsets_.push_back(shard);
@@ -163,9 +163,10 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
     Kokkos::fence();
   }
 
-  // After the pipeline has drained: every bucket reduced on return.
+  // After the pipeline has drained: every bucket reduced on return. Compressed, the
+  // optimizer step syncs them (optimizer.hpp).
   void finish() {
-    if (dp_ == 1 || staleness_ > 0) return;
+    if (dp_ == 1 || staleness_ > 0 || compressed_) return;
     const int n = int(store_.layout().buckets.size());
     if (!overlap_) {
       for (int k = 0; k < n; ++k)
@@ -218,7 +219,7 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
   ParamStore<S>& store_;
   MPI_Comm comm_;
   int dp_, dp_rank_;
-  bool sharded_, params_sharded_, overlap_, poison_;
+  bool sharded_, params_sharded_, overlap_, poison_, compressed_;
   int staleness_;
   WaitMode wait_;
   Recorder& rec_;

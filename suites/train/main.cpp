@@ -57,11 +57,13 @@ int run(int argc, char** argv) {
     const auto r = train::run_training(a.config, a.run, rt.world());
     if (rt.is_root()) {
       const auto& c = a.config;
-      std::printf("# dp %d tp %d pp %d, %d micro-batches of %d, %s, %s%s%s%s, %s\n", c.dp, c.tp, c.pp,
+      std::printf("# dp %d tp %d pp %d, %d micro-batches of %d, %s, %s%s%s%s%s, %s\n", c.dp, c.tp, c.pp,
                   c.micro_batches(), c.micro_batch, c.schedule == model::Schedule::gpipe ? "gpipe" : "1f1b",
                   c.optimizer == model::Optimizer::sgd ? "sgd" : "adamw",
                   c.zero ? (" zero" + std::to_string(c.zero)).c_str() : "", c.overlap_dp ? " overlap" : "",
-                  c.staleness ? (" stale" + std::to_string(c.staleness)).c_str() : "", c.dtype.c_str());
+                  c.staleness ? (" stale" + std::to_string(c.staleness)).c_str() : "",
+                  c.compress != model::Compression::none ? (std::string(" compress ") + model::to_string(c.compress)).c_str() : "",
+                  c.dtype.c_str());
       std::printf("%-6s %-14s %s\n", "step", "loss", "time_s");
       for (int s = 0; s < r.warmup + r.steps; ++s) {
         if (s < r.warmup)

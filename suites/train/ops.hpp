@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "core/bfloat16.hpp"
 #include "kernels/common.hpp"
 #include "kernels/counts.hpp"
 #include "kernels/fast_math.hpp"
@@ -49,6 +50,22 @@ void unpack_elements(const Exec& exec, Index index, const Scalar* from, Scalar* 
   Kokkos::parallel_for(
       "sextant::train::unpack", Kokkos::RangePolicy<Exec>(exec, 0, index.extent(0)),
       KOKKOS_LAMBDA(const std::int64_t i) { to[index(i)] = from[i]; });
+}
+
+// ---- bfloat16 (core/bfloat16.hpp) -------------------------------------------------------
+// The compressed gradient sync's conversions, each element read once and written once
+// (kernels::bfloat16_convert_bytes). float64 is rounded to float32 on the way.
+template <class Exec, class Scalar>
+void to_bfloat16(const Exec& exec, const Scalar* from, std::uint16_t* to, std::int64_t n) {
+  Kokkos::parallel_for(
+      "sextant::train::to_bfloat16", Kokkos::RangePolicy<Exec>(exec, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) { to[i] = bf16::from_float(float(from[i])); });
+}
+template <class Exec, class Scalar>
+void from_bfloat16(const Exec& exec, const std::uint16_t* from, Scalar* to, std::int64_t n) {
+  Kokkos::parallel_for(
+      "sextant::train::from_bfloat16", Kokkos::RangePolicy<Exec>(exec, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) { to[i] = Scalar(bf16::to_float(from[i])); });
 }
 
 // ---- head permutes ---------------------------------------------------------------------

@@ -7,6 +7,9 @@
 // (dp_sync.hpp). Then the gradients are cleared for the next step's accumulation.
 // With sequence parallelism the step starts by summing the replicated parameters'
 // gradients over tp (each rank's covers its tokens only): packed, one allreduce, unpacked.
+// With compress=bf16 the dp gradient sync runs here too, before the update: the gradient
+// converted to bfloat16, each bucket's allreduce (bfloat16_sum) on that copy, converted
+// back (DpSync::finish leaves it).
 #include <string>
 
 #include "kernels/adamw.hpp"
@@ -46,12 +49,15 @@ class OptimizerStep {
                                        where.data(), where.size()));
       sp_grads_ = V1<S>("sextant::train::sp_grads", where.size());
     }
+    if (c.compress == model::Compression::bf16 && layout.dp > 1)
+      grads_bf16_ = Kokkos::View<std::uint16_t*, Mem>("sextant::train::grads_bf16", store.layout().parameters);
   }
 
   void step(int t) {  // t >= 1
     hp_.step = t;
     rec_.set_pass(Pass::optimizer);
     if (sp_index_.extent(0) > 0) sum_replicated_grads();
+    if (grads_bf16_.extent(0) > 0) sum_compressed_grads();
     S* p = store_.params().data();
     if (dp_.stale()) {
       // The gradients of `staleness` steps before (none yet in the first steps), then
@@ -104,6 +110,29 @@ class OptimizerStep {
     copy("optimizer.sp_grads.unpack", [&] { unpack_elements(exec_, sp_index_, sp_grads_.data(), g); });
   }
 
+  void sum_compressed_grads() {
+    S* g = store_.grads().data();
+    std::uint16_t* h = grads_bf16_.data();
+    const std::int64_t n = grads_bf16_.extent(0);
+    auto convert = [&](const char* name, const char* kernel, auto&& run) {
+      rec_.compute(run, [&] {
+        return model::ComputeOp{name, std::string(kernels::family_of(kernel)), kv({{"n", n}}), 0,
+                                kernels::bfloat16_convert_bytes(double(n), sizeof(S)), kernel, {}};
+      });
+    };
+    convert("optimizer.compress", "to_bfloat16", [&] { to_bfloat16(exec_, g, h, n); });
+    const auto& buckets = store_.layout().buckets;
+    for (std::size_t k = 0; k < buckets.size(); ++k)
+      rec_.comm(
+          CommKind::dp,
+          [&] { allreduce(MPI_IN_PLACE, h + buckets[k].offset, int(buckets[k].elements), MPI_UINT16_T, bfloat16_sum(), comm_, wait_); },
+          [&] {
+            return model::CommOp{"dp.bucket" + std::to_string(k) + ".allreduce", model::Traffic::dp, "allreduce",
+                                 double(buckets[k].elements) * 2, dp_size_};
+          });
+    convert("optimizer.decompress", "from_bfloat16", [&] { from_bfloat16(exec_, h, g, n); });
+  }
+
   void update(const std::string& name, U1<S> p, U1<S> g, std::int64_t moment) {
     const std::int64_t n = p.extent(0);
     if (adamw_) {
@@ -143,6 +172,7 @@ class OptimizerStep {
   V1<S> m_, v_;
   Kokkos::View<std::int64_t*, Mem> sp_index_;  // sp: where the replicated parameters' gradients lie
   V1<S> sp_grads_;
+  Kokkos::View<std::uint16_t*, Mem> grads_bf16_;  // compress=bf16: the gradient on the wire
 };
 
 }  // namespace sextant::train

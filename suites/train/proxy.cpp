@@ -166,7 +166,8 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
   const int slots = model::slots_needed(c.schedule, c.pp, layout.pp_rank, M);
   Stage<S> stage(c, layout, rec, store, slots, mine.layers_first, mine.layers_count, o.wait);
   stage.loss_scale = 1.0 / (double(c.global_batch) * c.seq);
-  DpSync<S> dp(store, layout, c.zero, c.overlap_dp, o.wait, rec, o.poison_released, c.staleness);
+  DpSync<S> dp(store, layout, c.zero, c.overlap_dp, o.wait, rec, o.poison_released, c.staleness,
+               c.compress != model::Compression::none);
   stage.units = dp.units();
   OptimizerStep<S> optimizer(c, o, store, dp, layout, rec);
   PipeComm<S> pipe(layout, slots, o.wait, rec);

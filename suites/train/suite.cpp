@@ -312,6 +312,7 @@ model::TrainConfig single_rank(model::TrainConfig c) {
   c.zero = 0;
   c.overlap_dp = false;
   c.staleness = 0;  // the speedup of a stale layout includes what its delay saves
+  c.compress = model::Compression::none;  // one rank sends no gradients
   c.schedule = model::TrainConfig{}.schedule;  // one stage: no pipeline to schedule
   c.recompute = model::Recompute::none;         // the speedup of a recomputing layout includes its cost
   return c;
@@ -374,6 +375,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
     model::Schedule schedule;
     int zero = 0;
     bool sp = false;
+    model::Compression compress = model::Compression::none;
   };
   std::vector<Strategy> strategies;
   using model::Schedule;
@@ -384,7 +386,8 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
                   {"tp_sp", 1, ranks, 1, Schedule::one_f_one_b, 0, true},
                   {"pp_gpipe", 1, 1, ranks, Schedule::gpipe},
                   {"pp_1f1b", 1, 1, ranks, Schedule::one_f_one_b},
-                  {"fsdp", ranks, 1, 1, Schedule::one_f_one_b, 3}};
+                  {"fsdp", ranks, 1, 1, Schedule::one_f_one_b, 3},
+                  {"dp_bf16", ranks, 1, 1, Schedule::one_f_one_b, 0, false, model::Compression::bf16}};
   if (ranks == 4)
     strategies.push_back({"dp2_tp2_pp1", 2, 2, 1, Schedule::one_f_one_b}),
         strategies.push_back({"tp2_pp2", 1, 2, 2, Schedule::one_f_one_b});
@@ -399,6 +402,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
       e.config.schedule = s.schedule;
       e.config.zero = s.zero;
       e.config.sp = s.sp;
+      e.config.compress = s.compress;
       e.config.dense = default_dense_path();
       // One global batch per model size, whatever the layout: every layout of a size
       // trains the same model on the same data, so their loss curves must agree (the
@@ -611,6 +615,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       g.set_attr("sp", std::int64_t{c.sp});
       g.set_attr("zero", std::int64_t{c.dp > 1 ? c.zero : 0});
       g.set_attr("staleness", std::int64_t{c.staleness});
+      g.set_attr("compress", model::to_string(c.dp > 1 ? c.compress : model::Compression::none));
       g.set_attr("oversubscribed", std::int64_t{rt.oversubscribed()});
       g.set_attr("measured_median", row.measured);
       g.set_attr("measured_ci_lo", row.ci_lo);

@@ -16,13 +16,13 @@ expect_rc 0 timeout 400 mpiexec.mpich -n 2 "$sextant" run --suite train --quick 
 echo "$out" | tail -12
 echo "train --quick: $(( $(date +%s) - start )) s"
 grep -qE '^median \|error\| [0-9.]+%  max \|error\| [0-9.]+%$' <<<"$out" || fail "no summary line"
-for c in dp2 tp2 tp_sp2 pp_gpipe2 pp_1f1b2 fsdp2; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
+for c in dp2 tp2 tp_sp2 pp_gpipe2 pp_1f1b2 fsdp2 dp_bf162; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
 "$python" - "$output" "${output%.h5}.json" "${output%.h5}" "$work/stdout" <<'PY'
 import csv, json, re, sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 printed = open(sys.argv[4]).read()  # the run's standard output
 train = f["train"]
-assert len(train) == 12, list(train)
+assert len(train) == 14, list(train)
 # The --json document: every configuration with the file's step times, prediction and
 # error; the collectives and kernels the run measured for its model, as in the file.
 doc = json.load(open(sys.argv[2]))
@@ -120,6 +120,12 @@ BREAKDOWN = ["forward compute", "backward compute", "tp communication", "pp comm
              "dp communication (exposed)", "optimizer"]
 SHAPE = ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "global_batch", "dtype")
 curves = {}
+# compress=bf16 rounds the dp gradients: its curve is the others' within bfloat16's
+# precision (train_check's compressed_limit, 4 dp 2^-8: 3.1% at dp = 2) and further from
+# them than reordering moves a curve (5e-7, above; 10x that), or nothing was rounded.
+compressed = {n for n in train if train[n].attrs["compress"] == "bf16"}
+assert compressed == {"dp_bf162.small", "dp_bf162.medium"}, compressed
+COMPRESSED_LIMIT = 4 * 2 * 2.0**-8
 for name in train:
     g = train[name]
     loss = g["loss"][()]
@@ -131,7 +137,8 @@ for name in train:
     assert names == BREAKDOWN, "%s: breakdown %s" % (name, names)
     assert abs(sum(g["predicted_breakdown"][()]) - g.attrs["predicted"]) <= 1e-9 * g.attrs["predicted"], name
     key = tuple(str(g.attrs[k]) for k in SHAPE)
-    curves.setdefault(key, []).append((name, loss))
+    if name not in compressed:
+        curves.setdefault(key, []).append((name, loss))
 # Every layout of one model size (DP, TP, GPipe, 1F1B, FSDP: the sweep gives them one global
 # batch) trains the same model on the same data: their float32 loss curves agree to the
 # reordering of sums, measured 2e-8..5e-7 relative (TP splits the GEMM sums); a layout
@@ -146,8 +153,8 @@ for key, runs in curves.items():
         print("%s vs %s: loss curves differ by %.2g relative" % (name, first_name, worst))
         assert worst <= 1e-4, "%s vs %s: loss curves differ by %.3g" % (name, first_name, worst)
         compared += 1
-assert len(curves) == 2 and compared == len(train) - len(curves), \
-    "expected the 5 layouts of each of 2 model sizes to compare, found %s" % {k: [n for n, _ in v] for k, v in curves.items()}
+assert len(curves) == 2 and compared == len(train) - len(compressed) - len(curves), \
+    "expected the 6 uncompressed layouts of each of 2 model sizes to compare, found %s" % {k: [n for n, _ in v] for k, v in curves.items()}
 # The single-rank baseline of each model size: rank 0 alone trains the same model on the
 # same data with the same global batch, so its loss curve is every layout's (the layouts'
 # own independent truth: one rank, no communication), and each configuration's speedup
@@ -162,8 +169,12 @@ for name in train:
     n = min(len(b["loss"]), len(train[name]["loss"]))
     worst = float(np.max(np.abs(train[name]["loss"][:n] - b["loss"][:n]) / np.abs(b["loss"][:n])))
     # The layouts' limit above, for the same reason: one rank only reorders the sums
-    # (measured: pipelines bit-equal, TP and DP within 5e-7).
-    assert worst <= 1e-4, "%s vs its single-rank baseline: loss curves differ by %.3g" % (name, worst)
+    # (measured: pipelines bit-equal, TP and DP within 5e-7). Compressed: bfloat16's.
+    if name in compressed:
+        print("%s vs its single-rank baseline: loss curves differ by %.2g relative" % (name, worst))
+        assert 5e-6 < worst <= COMPRESSED_LIMIT, "%s vs its single-rank baseline: %.3g" % (name, worst)
+    else:
+        assert worst <= 1e-4, "%s vs its single-rank baseline: loss curves differ by %.3g" % (name, worst)
     speedup = b.attrs["measured_median"] / train[name].attrs["measured_median"]
     assert train[name].attrs["speedup"] == speedup and in_doc[name]["speedup"] == speedup, name
     row = [l for l in printed.splitlines() if l.startswith(name + " ")][0]

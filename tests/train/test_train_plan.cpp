@@ -118,6 +118,66 @@ TEST(TrainConfig, ValidatesAndCountsMicroBatches) {
   bad.zero = 0;
   bad.overlap_dp = true;
   EXPECT_THROW(bad.validate(), UsageError);  // already off the step
+  // The compressed sync runs in the optimizer step on a converted copy: not with the
+  // syncs that reduce the gradients in place, bucket by bucket.
+  bad = c;
+  bad.compress = Compression::bf16;
+  EXPECT_NO_THROW(bad.validate());
+  for (auto with : {&TrainConfig::overlap_dp}) {
+    auto b = bad;
+    b.*with = true;
+    EXPECT_THROW(b.validate(), UsageError);
+  }
+  for (auto with : {&TrainConfig::zero, &TrainConfig::staleness}) {
+    auto b = bad;
+    b.*with = 1;
+    EXPECT_THROW(b.validate(), UsageError);
+  }
+  EXPECT_THROW(set_train_config_key(bad, "compress", "fp8"), UsageError);
+}
+
+// Compressed dp gradients: the optimizer step converts the whole gradient to bfloat16,
+// allreduces each bucket of the copy (half float32's bytes, one right behind the other),
+// converts back, then updates; no sync is left after the backward.
+TEST(TrainPlan, CompressedGradientsAreSummedInBfloat16InTheOptimizerStep) {
+  auto c = small(2, 1, 1);
+  c.bucket_bytes = 10000;
+  const auto plain = plan_step(c);
+  c.compress = Compression::bf16;
+  const auto compressed = plan_step(c);
+  const auto& st = compressed.stages.at(0);
+  const auto& sync = plain.stages.at(0);
+  EXPECT_TRUE(st.dp_sync.empty());
+  EXPECT_TRUE(st.dp_sync_operands.empty());
+  ASSERT_GT(sync.dp_sync.size(), 1u);
+  ASSERT_EQ(st.optimizer.comm.size(), sync.dp_sync.size());
+  for (std::size_t k = 0; k < sync.dp_sync.size(); ++k) {
+    const CommOp& op = st.optimizer.comm[k];
+    EXPECT_EQ(op.name, sync.dp_sync[k].name);
+    EXPECT_EQ(op.collective, "allreduce");
+    EXPECT_EQ(op.traffic, Traffic::dp);
+    EXPECT_EQ(op.ranks, 2);
+    EXPECT_DOUBLE_EQ(op.bytes, sync.dp_sync[k].bytes / 2);  // float32 to bfloat16
+    EXPECT_EQ(op.after, "optimizer.compress");
+    EXPECT_EQ(op.back_to_back, k > 0);
+  }
+  ASSERT_EQ(st.optimizer.compute.size(), 4u);
+  const std::string n = "n=" + std::to_string((long long)st.parameters);
+  for (int i : {0, 1}) {
+    const ComputeOp& op = st.optimizer.compute[i];
+    EXPECT_EQ(op.name, i == 0 ? "optimizer.compress" : "optimizer.decompress");
+    EXPECT_EQ(op.kernel, i == 0 ? "to_bfloat16" : "from_bfloat16");
+    EXPECT_EQ(op.family, "stream");
+    EXPECT_EQ(op.shape, n);
+    EXPECT_DOUBLE_EQ(op.bytes, (4 + 2) * st.parameters);
+    EXPECT_EQ(op.operands.back().tensor, "ws.grads_bf16");
+  }
+  EXPECT_EQ(st.optimizer.compute[2].name, "optimizer.update");
+  EXPECT_EQ(st.optimizer.compute[3].name, "optimizer.zero_grad");
+  // One rank: nothing to sum, nothing converted.
+  c.dp = 1;
+  c.global_batch /= 2;
+  EXPECT_EQ(plan_step(c).stages.at(0).optimizer.compute.size(), 2u);
 }
 
 // Stale-synchronous dp: the same gradient sync, started on a copy of the gradients made

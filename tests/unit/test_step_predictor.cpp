@@ -181,6 +181,29 @@ TEST(StepPredictor, ZeroAndOverlapMatchTheClosedForm) {
   }
 }
 
+// Compressed dp gradients: the sync's allreduces run in the optimizer step, at half the
+// bytes; they are the step's dp communication (where the proxy counts them), not its
+// optimizer time, and the step is the closed form's.
+TEST(StepPredictor, CompressedSyncIsDpCommunicationAtHalfTheBytes) {
+  for (int pp : {1, 2}) {
+    auto c = config(2, 1, pp);
+    c.compress = Compression::bf16;
+    expect_matches(c);
+  }
+  auto c = config(2, 1, 1);
+  const auto plain = predict_step(plan_step(c), comm_model(), compute_model());
+  c.compress = Compression::bf16;
+  const auto plan = plan_step(c);
+  const auto p = predict_step(plan, comm_model(), compute_model());
+  const LevelMap levels;
+  EXPECT_NEAR(p.stages[0].dp_total, line(plan.stages[0].optimizer.comm, levels), 1e-15);
+  EXPECT_NEAR(p.stages[0].optimizer, roof(plan.stages[0].optimizer), 1e-15);
+  EXPECT_LT(p.stages[0].dp_total, plain.stages[0].dp_total);
+  EXPECT_EQ(std::count_if(p.notes.begin(), p.notes.end(),
+                          [](const std::string& n) { return n.starts_with("compressed dp sync:"); }),
+            1);
+}
+
 // Stale-synchronous dp: the gradient sync runs behind the next `staleness` steps'
 // micro-batches, so only what they do not hide is exposed. With a link 10^4 times
 // slower, part of it is, and more with one step of delay than with two.
