@@ -101,20 +101,29 @@ class Coster {
   // isolated form where it has one at this rank count and level; one issued right
   // behind another (back_to_back), and any the model measured back to back only, by
   // the plain (back-to-back) fit.
-  std::string form(const CommOp& op, const std::string& level) const {
+  std::string form(const CommOp& op, const std::string& level, const std::string& dtype) const {
     if (op.back_to_back) return op.collective;
     const std::string isolated = isolated_form(op.collective);
-    const CommFit* f = comm_.find(isolated, level, dtype_, op.ranks);
+    const CommFit* f = comm_.find(isolated, level, dtype, op.ranks);
     return f && f->ranks == op.ranks ? isolated : op.collective;
+  }
+  // The op's own element type where the model measured its collective in it; else the
+  // step's, at the op's bytes (said once).
+  const std::string& dtype_of(const CommOp& op, const std::string& level) {
+    if (op.dtype.empty() || op.dtype == dtype_ || comm_.find(op.collective, level, op.dtype, op.ranks)) return op.dtype.empty() ? dtype_ : op.dtype;
+    note(op.collective + " in " + op.dtype + ": not in the model, costed as " + dtype_ + " at its bytes");
+    return dtype_;
   }
   const Costed& costed(const CommOp& op) {
     static const Costed none;
     if (op.name.empty() || op.ranks < 2 || op.bytes <= 0) return none;
     const std::string& level = levels_.of(op.traffic);
-    const std::string benchmark = form(op, level);
-    auto [at, fresh] = comm_costs_.try_emplace({benchmark + '\n' + to_string(op.traffic) + '\n' + level, op.bytes, op.ranks});
+    const std::string& dtype = dtype_of(op, level);
+    const std::string benchmark = form(op, level, dtype);
+    auto [at, fresh] =
+        comm_costs_.try_emplace({benchmark + '\n' + to_string(op.traffic) + '\n' + level + '\n' + dtype, op.bytes, op.ranks});
     if (fresh) {
-      auto p = comm_.predict(benchmark, op.bytes, op.ranks, level, dtype_);
+      auto p = comm_.predict(benchmark, op.bytes, op.ranks, level, dtype);
       if (p.extrapolated_ranks || p.extrapolated_bytes)
         note(op.collective + " (" + to_string(op.traffic) + ") at " + std::to_string(op.ranks) + " ranks: " +
              (p.extrapolated_ranks ? std::string(to_string(p.view)) + " view, extrapolated in ranks" : "extrapolated in size"));
@@ -256,9 +265,6 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
   // at a reuse distance.
   if (compute.has_cache_bounds() && !compute.cache_retention())
     out.notes.push_back("no cache retention measured and no memory level in the working-set sweep: operators costed cold");
-  if (cfg.compress != Compression::none && cfg.dp > 1)
-    out.notes.push_back("compressed dp sync: the bfloat16 allreduce costed by the " + cfg.dtype +
-                        " allreduce at its bytes (its sum, a user-defined operation, is not measured apart)");
   for (const auto& st : plan.stages) {
     StageTimes t;
     const auto misses = stage_misses(plan, st.stage, compute, walks);

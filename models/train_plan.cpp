@@ -690,7 +690,8 @@ StepPlan plan_step(const TrainConfig& config) {
       for (std::size_t k = 0; k < buckets.size(); ++k) {
         o.comm({"dp.bucket" + std::to_string(k) + ".allreduce", Traffic::dp, "allreduce", buckets[k].elements * 2.0,
                 config.dp});
-        if (k > 0) st.optimizer.comm.back().back_to_back = true;
+        st.optimizer.comm.back().back_to_back = k > 0;
+        st.optimizer.comm.back().dtype = "bfloat16";
       }
       convert("optimizer.decompress", "from_bfloat16");
       st.dp_sync_operands.clear();

@@ -153,6 +153,9 @@ struct CommOp {
   // as that one left it, and is costed by the back-to-back measurement; others by the
   // isolated one where the model has it (models/collectives.hpp).
   bool back_to_back = false;
+  // The element type on the wire, as the comm model's dtype ("bfloat16": the compressed
+  // gradient sync); "" for the step's own.
+  std::string dtype;
 };
 
 // Whether every tp rank holds the whole parameter (the layer norms, the position

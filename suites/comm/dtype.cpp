@@ -5,7 +5,9 @@
 #include <cstring>
 #include <limits>
 
+#include "core/bfloat16.hpp"
 #include "core/error.hpp"
+#include "suites/common/mpi.hpp"
 
 namespace sextant::comm {
 
@@ -15,6 +17,7 @@ const DtypeInfo table[] = {
     {Dtype::int32, "int32", MPI_INT32_T, 4, 0.0},
     {Dtype::float32, "float32", MPI_FLOAT, 4, std::numeric_limits<float>::epsilon() / 2},
     {Dtype::float64, "float64", MPI_DOUBLE, 8, std::numeric_limits<double>::epsilon() / 2},
+    {Dtype::bfloat16, "bfloat16", MPI_UINT16_T, 2, 0x1.0p-8},  // 8 significant bits
 };
 }  // namespace
 
@@ -23,7 +26,7 @@ const DtypeInfo& info(Dtype t) { return table[static_cast<int>(t)]; }
 Dtype parse_dtype(std::string_view name) {
   for (const auto& d : table)
     if (d.name == name) return d.dtype;
-  throw UsageError("unknown datatype '" + std::string(name) + "' (use int32, float32, float64)");
+  throw UsageError("unknown datatype '" + std::string(name) + "' (use int32, float32, float64, bfloat16)");
 }
 
 std::string_view to_string(Reduction r) {
@@ -41,7 +44,12 @@ Reduction parse_reduction(std::string_view name) {
   throw UsageError("unknown reduction '" + std::string(name) + "' (use sum, max, min)");
 }
 
-MPI_Op mpi_op(Reduction r) {
+MPI_Op mpi_op(Reduction r, Dtype t) {
+  if (t == Dtype::bfloat16) {
+    if (r != Reduction::sum)
+      throw UsageError("--op " + std::string(to_string(r)) + " with bfloat16: only sum (a user-defined operation)");
+    return bfloat16_sum();
+  }
   switch (r) {
     case Reduction::sum: return MPI_SUM;
     case Reduction::max: return MPI_MAX;
@@ -66,6 +74,7 @@ double pattern(Dtype t, int rank, std::size_t i) {
     case Dtype::int32: return static_cast<double>(k % 1021 + 1);
     case Dtype::float32:
     case Dtype::float64: return static_cast<double>(k % 1021 + 1) * 0.25;
+    case Dtype::bfloat16: return static_cast<double>(k % 255 + 1) * 0.25;  // 8 significant bits
   }
   return 1;
 }
@@ -84,6 +93,11 @@ void store(Dtype t, unsigned char* bytes, std::size_t i, double value) {
       return;
     }
     case Dtype::float64: std::memcpy(bytes + i * 8, &value, 8); return;
+    case Dtype::bfloat16: {
+      const std::uint16_t v = bf16::from_float(static_cast<float>(value));
+      std::memcpy(bytes + i * 2, &v, 2);
+      return;
+    }
   }
 }
 
@@ -104,6 +118,11 @@ double load(Dtype t, const unsigned char* bytes, std::size_t i) {
       double v;
       std::memcpy(&v, bytes + i * 8, 8);
       return v;
+    }
+    case Dtype::bfloat16: {
+      std::uint16_t v;
+      std::memcpy(&v, bytes + i * 2, 2);
+      return bf16::to_float(v);
     }
   }
   return 0;

@@ -127,8 +127,10 @@ class OptimizerStep {
           CommKind::dp,
           [&] { allreduce(MPI_IN_PLACE, h + buckets[k].offset, int(buckets[k].elements), MPI_UINT16_T, bfloat16_sum(), comm_, wait_); },
           [&] {
-            return model::CommOp{"dp.bucket" + std::to_string(k) + ".allreduce", model::Traffic::dp, "allreduce",
-                                 double(buckets[k].elements) * 2, dp_size_};
+            model::CommOp op{"dp.bucket" + std::to_string(k) + ".allreduce", model::Traffic::dp, "allreduce",
+                             double(buckets[k].elements) * 2, dp_size_};
+            op.dtype = "bfloat16";
+            return op;
           });
     convert("optimizer.decompress", "from_bfloat16", [&] { from_bfloat16(exec_, h, g, n); });
   }

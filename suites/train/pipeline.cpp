@@ -109,11 +109,13 @@ void add_plan_kernels(const Runtime& rt, const std::vector<SweepEntry>& sweep, c
 // through them (TCP across hosts: 256 KiB and 1 MiB allreduces at 5.1 and 15.7 ms, a
 // 480 KiB one 7.9 ms), and the sweep tests how the step is composed, not that
 // interpolation (tools/bench/heldout_mape.sh and cli.holdout test it).
+// Sent in another element type (the compressed gradient sync's bfloat16 allreduces) a
+// collective is measured in it apart (compressed_sync_options).
 void add_plan_sizes(const std::vector<SweepEntry>& sweep, comm::Options& comm) {
   for (const auto& e : sweep) {
     const auto plan = model::plan_step(e.config);
     auto add = [&](const model::CommOp& op) {
-      if (op.name.empty() || op.bytes < 1) return;
+      if (op.name.empty() || op.bytes < 1 || !op.dtype.empty()) return;
       comm.extra_sizes[op.collective].push_back(std::uint64_t(op.bytes));
       if (op.collective == "pingpong")  // a stage's messages: what receiving them costs too
         comm.extra_sizes["late_receive"].push_back(std::uint64_t(op.bytes));
@@ -126,6 +128,22 @@ void add_plan_sizes(const std::vector<SweepEntry>& sweep, comm::Options& comm) {
       add(st.send_gradient);
     }
   }
+}
+
+// The compressed gradient syncs' allreduces, in bfloat16 at their sizes and the sweep's
+// (the user-defined sum runs at its own speed), back to back and isolated as the others;
+// nothing (no benchmark) when no configuration compresses.
+comm::Options compressed_sync_options(const std::vector<SweepEntry>& sweep, comm::Options comm) {
+  comm.benchmarks.clear();
+  comm.extra_sizes.clear();
+  comm.dtypes = {comm::Dtype::bfloat16};
+  comm.reduction = comm::Reduction::sum;
+  for (const auto& e : sweep)
+    for (const auto& st : model::plan_step(e.config).stages)
+      for (const auto& op : st.optimizer.comm)
+        if (op.dtype == "bfloat16" && op.bytes >= 1) comm.extra_sizes[op.collective].push_back(std::uint64_t(op.bytes));
+  for (const auto& [name, sizes] : comm.extra_sizes) comm.benchmarks.push_back(name);
+  return comm;
 }
 
 // The sizes of the messages between pipeline stages (none without a pipeline).
@@ -243,9 +261,15 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
   };
   comm::Outcome outcome = comm::run_comm_suite(rt, comm, results.get(), json);
   if (!o.comm_sizes_given) {
-    const auto isolated = measure_isolated_collectives(rt, comm, results.get(), json);
-    outcome.wrong += isolated.wrong;
-    outcome.unmeasured += isolated.unmeasured;
+    const auto add = [&](const comm::Outcome& more) {
+      outcome.wrong += more.wrong;
+      outcome.unmeasured += more.unmeasured;
+    };
+    add(measure_isolated_collectives(rt, comm, results.get(), json));
+    if (const auto compressed = compressed_sync_options(sweep, comm); !compressed.benchmarks.empty()) {
+      add(comm::run_comm_suite(rt, compressed, results.get(), json));
+      add(measure_isolated_collectives(rt, compressed, results.get(), json));
+    }
   }
   took("the collectives");
   outcome.wrong += compute::run_compute_suite(rt, compute, results.get(), json);

@@ -85,6 +85,8 @@ expect_rc 2 "$sextant" run --suite comm --collectives allreduce,nosuch
 contains "$err" "nosuch"
 expect_rc 2 "$sextant" run --suite comm --dtypes float16
 contains "$err" "float16"
+expect_rc 2 "$sextant" run --suite comm --dtypes float32,bfloat16 --op max
+contains "$err" "--op max with --dtypes bfloat16"
 expect_rc 2 "$sextant" run --suite comm --sync sometimes
 contains "$err" "sometimes"
 expect_rc 2 "$sextant" export "$model" --to nosuch -o "$work/x.json"

@@ -160,6 +160,7 @@ TEST(TrainPlan, CompressedGradientsAreSummedInBfloat16InTheOptimizerStep) {
     EXPECT_DOUBLE_EQ(op.bytes, sync.dp_sync[k].bytes / 2);  // float32 to bfloat16
     EXPECT_EQ(op.after, "optimizer.compress");
     EXPECT_EQ(op.back_to_back, k > 0);
+    EXPECT_EQ(op.dtype, "bfloat16");
   }
   ASSERT_EQ(st.optimizer.compute.size(), 4u);
   const std::string n = "n=" + std::to_string((long long)st.parameters);

@@ -45,11 +45,12 @@ std::string compare(const model::ComputeOp& got, const model::ComputeOp& want) {
 }
 std::string compare(const model::CommOp& got, const model::CommOp& want) {
   if (got.name != want.name || got.traffic != want.traffic || got.collective != want.collective ||
-      !close(got.bytes, want.bytes) || got.ranks != want.ranks || got.after != want.after) {
+      !close(got.bytes, want.bytes) || got.ranks != want.ranks || got.after != want.after || got.dtype != want.dtype) {
     std::ostringstream s;
     s << "executed " << got.name << " " << to_string(got.traffic) << " " << got.collective << " " << got.bytes << " B on "
-      << got.ranks << " after '" << got.after << "'; planned " << want.name << " " << to_string(want.traffic) << " "
-      << want.collective << " " << want.bytes << " B on " << want.ranks << " after '" << want.after << "'";
+      << got.ranks << " after '" << got.after << "' dtype '" << got.dtype << "'; planned " << want.name << " "
+      << to_string(want.traffic) << " " << want.collective << " " << want.bytes << " B on " << want.ranks << " after '"
+      << want.after << "' dtype '" << want.dtype << "'";
     return s.str();
   }
   return "";

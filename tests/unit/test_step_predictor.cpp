@@ -183,7 +183,8 @@ TEST(StepPredictor, ZeroAndOverlapMatchTheClosedForm) {
 
 // Compressed dp gradients: the sync's allreduces run in the optimizer step, at half the
 // bytes; they are the step's dp communication (where the proxy counts them), not its
-// optimizer time, and the step is the closed form's.
+// optimizer time, and the step is the closed form's. A model without the bfloat16
+// allreduce costs them as float32 at their bytes and says so; one with it, by its line.
 TEST(StepPredictor, CompressedSyncIsDpCommunicationAtHalfTheBytes) {
   for (int pp : {1, 2}) {
     auto c = config(2, 1, pp);
@@ -199,9 +200,27 @@ TEST(StepPredictor, CompressedSyncIsDpCommunicationAtHalfTheBytes) {
   EXPECT_NEAR(p.stages[0].dp_total, line(plan.stages[0].optimizer.comm, levels), 1e-15);
   EXPECT_NEAR(p.stages[0].optimizer, roof(plan.stages[0].optimizer), 1e-15);
   EXPECT_LT(p.stages[0].dp_total, plain.stages[0].dp_total);
-  EXPECT_EQ(std::count_if(p.notes.begin(), p.notes.end(),
-                          [](const std::string& n) { return n.starts_with("compressed dp sync:"); }),
-            1);
+  const auto said = [](const StepPrediction& q) {
+    return std::count_if(q.notes.begin(), q.notes.end(), [](const std::string& n) {
+      return n == "allreduce in bfloat16: not in the model, costed as float32 at its bytes";
+    });
+  };
+  EXPECT_EQ(said(p), 1);
+  EXPECT_EQ(said(plain), 0);
+  CommModel with_bf16 = comm_model();
+  for (std::size_t i = 0, n = with_bf16.fits.size(); i < n; ++i)
+    if (with_bf16.fits[i].benchmark == "allreduce") {
+      CommFit f = with_bf16.fits[i];
+      f.dtype = "bfloat16";
+      f.fit.segments.front().beta *= 3;  // a slower sum than float32's
+      with_bf16.fits.push_back(f);
+    }
+  const auto q = predict_step(plan, with_bf16, compute_model());
+  EXPECT_EQ(said(q), 0);
+  double expected = 0;
+  for (const auto& op : plan.stages[0].optimizer.comm) expected += world_lines.at("allreduce").alpha + 3 * world_lines.at("allreduce").beta * op.bytes;
+  EXPECT_NEAR(q.stages[0].dp_total, expected, 1e-15);
+  EXPECT_NEAR(q.total - p.total, expected - p.stages[0].dp_total, 1e-15);
 }
 
 // Stale-synchronous dp: the gradient sync runs behind the next `staleness` steps'

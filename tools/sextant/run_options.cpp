@@ -71,11 +71,14 @@ comm::Options CommArgs::resolve(const MeasureArgs& m, bool dtypes_apply) const {
   o.dtypes.clear();
   for (const auto& d : split_list(dtypes_apply ? m.dtypes : std::string("float32"))) {
     auto t = comm::parse_dtype(d);
-    if (t == comm::Dtype::byte) throw UsageError("--dtypes: 'byte' is not a reduction type (use int32, float32, float64)");
+    if (t == comm::Dtype::byte) throw UsageError("--dtypes: 'byte' is not a reduction type (use int32, float32, float64, bfloat16)");
     o.dtypes.push_back(t);
   }
   if (o.dtypes.empty()) throw UsageError("--dtypes: empty list");
   o.reduction = comm::parse_reduction(a.op);
+  if (o.reduction != comm::Reduction::sum && std::find(o.dtypes.begin(), o.dtypes.end(), comm::Dtype::bfloat16) != o.dtypes.end())
+    throw UsageError("--op " + std::string(comm::to_string(o.reduction)) +
+                     " with --dtypes bfloat16: bfloat16 is reduced by sum only (a user-defined operation)");
   o.levels.clear();
   for (const auto& l : split_list(a.levels)) o.levels.push_back(comm::parse_level(l));
   if (o.levels.empty()) throw UsageError("--levels: empty list");
@@ -185,7 +188,7 @@ void check_run_words(const std::vector<std::string>& words, const std::string& s
 
 void MeasureArgs::add(CLI::App& cmd) {
   cmd.add_flag("--quick", quick, "short sweep for smoke runs and CI");
-  cmd.add_option("--dtypes", dtypes, "comm: int32,float32,float64 (default float32); compute: float64,float32 (default both)")
+  cmd.add_option("--dtypes", dtypes, "comm: int32,float32,float64,bfloat16 (default float32); compute: float64,float32 (default both)")
       ->check(checks::names)->each([this](const std::string&) { dtypes_given = true; });
   // Checked when given (the defaults stand for "not given"): -i 0 is an error.
   cmd.add_option("-i,--iterations", iterations, "iteration cap per size (default 1000; --quick 200)")->check(CLI::PositiveNumber);

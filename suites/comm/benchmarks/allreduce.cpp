@@ -3,10 +3,10 @@
 namespace sextant::comm::benchmarks {
 namespace {
 void blocking(Case& c) {
-  SEXTANT_MPI_CHECK(MPI_Allreduce(c.sbuf_or_in_place(), c.rbuf(), c.icount(), c.type(), mpi_op(c.reduction), c.comm));
+  SEXTANT_MPI_CHECK(MPI_Allreduce(c.sbuf_or_in_place(), c.rbuf(), c.icount(), c.type(), mpi_op(c.reduction, c.dtype), c.comm));
 }
 void start(Case& c, MPI_Request* r) {
-  SEXTANT_MPI_CHECK(MPI_Iallreduce(c.sbuf_or_in_place(), c.rbuf(), c.icount(), c.type(), mpi_op(c.reduction), c.comm, r));
+  SEXTANT_MPI_CHECK(MPI_Iallreduce(c.sbuf_or_in_place(), c.rbuf(), c.icount(), c.type(), mpi_op(c.reduction, c.dtype), c.comm, r));
 }
 }  // namespace
 

@@ -4,11 +4,11 @@ namespace sextant::comm::benchmarks {
 namespace {
 void blocking(Case& c) {
   SEXTANT_MPI_CHECK(MPI_Reduce(c.sbuf_or_in_place(c.rank == c.root), c.rbuf(), c.icount(), c.type(),
-                               mpi_op(c.reduction), c.root, c.comm));
+                               mpi_op(c.reduction, c.dtype), c.root, c.comm));
 }
 void start(Case& c, MPI_Request* r) {
   SEXTANT_MPI_CHECK(MPI_Ireduce(c.sbuf_or_in_place(c.rank == c.root), c.rbuf(), c.icount(), c.type(),
-                                mpi_op(c.reduction), c.root, c.comm, r));
+                                mpi_op(c.reduction, c.dtype), c.root, c.comm, r));
 }
 }  // namespace
 

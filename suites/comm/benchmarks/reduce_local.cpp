@@ -13,7 +13,7 @@ extern const Benchmark reduce_local{
     .send_elements = detail::same,
     .recv_elements = detail::same,
     .run = [](Case& c) {
-      SEXTANT_MPI_CHECK(MPI_Reduce_local(c.sbuf(), c.rbuf(), c.icount(), c.type(), mpi_op(c.reduction)));
+      SEXTANT_MPI_CHECK(MPI_Reduce_local(c.sbuf(), c.rbuf(), c.icount(), c.type(), mpi_op(c.reduction, c.dtype)));
     },
     .expect = [](const Case& c, std::size_t i) -> std::optional<Expectation> {
       double a = pattern(c.dtype, c.rank + 1, i), b = pattern(c.dtype, c.rank, i);

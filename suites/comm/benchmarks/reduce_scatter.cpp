@@ -4,11 +4,11 @@ namespace sextant::comm::benchmarks {
 namespace {
 void blocking(Case& c) {
   SEXTANT_MPI_CHECK(MPI_Reduce_scatter_block(c.sbuf_or_in_place(), c.rbuf(), c.icount(), c.type(),
-                                             mpi_op(c.reduction), c.comm));
+                                             mpi_op(c.reduction, c.dtype), c.comm));
 }
 void start(Case& c, MPI_Request* r) {
   SEXTANT_MPI_CHECK(MPI_Ireduce_scatter_block(c.sbuf_or_in_place(), c.rbuf(), c.icount(), c.type(),
-                                              mpi_op(c.reduction), c.comm, r));
+                                              mpi_op(c.reduction, c.dtype), c.comm, r));
 }
 }  // namespace
 
