@@ -39,7 +39,8 @@ inline void to_json(nlohmann::json& j, const TrainConfig& c) {
                      {"micro_batches", c.micro_batches()}, {"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp},
                      {"schedule", schedule_name(c.schedule)},
                      {"optimizer", c.optimizer == Optimizer::sgd ? "sgd" : "adamw"}, {"zero", c.zero},
-                     {"overlap", c.overlap_dp}, {"sp", c.sp}, {"staleness", c.staleness}, {"compress", to_string(c.compress)}, {"bucket_bytes", c.bucket_bytes}, {"dtype", c.dtype},
+                     {"overlap", c.overlap_dp}, {"sp", c.sp}, {"staleness", c.staleness},
+                     {"compress", to_string(c.compress)}, {"bucket_bytes", c.bucket_bytes}, {"dtype", c.dtype},
                      {"dense", to_string(c.dense)}, {"recompute", to_string(c.recompute)}};
 }
 

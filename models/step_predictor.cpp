@@ -110,7 +110,8 @@ class Coster {
   // The op's own element type where the model measured its collective in it; else the
   // step's, at the op's bytes (said once).
   const std::string& dtype_of(const CommOp& op, const std::string& level) {
-    if (op.dtype.empty() || op.dtype == dtype_ || comm_.find(op.collective, level, op.dtype, op.ranks)) return op.dtype.empty() ? dtype_ : op.dtype;
+    if (op.dtype.empty() || op.dtype == dtype_) return dtype_;
+    if (comm_.find(op.collective, level, op.dtype, op.ranks)) return op.dtype;
     note(op.collective + " in " + op.dtype + ": not in the model, costed as " + dtype_ + " at its bytes");
     return dtype_;
   }
@@ -302,7 +303,10 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
     const CommOp* first_sync = !st.dp_sync.empty() ? &st.dp_sync.front() : nullptr;
     if (cfg.compress != Compression::none)
       for (const auto& op : st.optimizer.comm)
-        if (op.traffic == Traffic::dp && !first_sync) first_sync = &op;
+        if (op.traffic == Traffic::dp) {
+          first_sync = &op;
+          break;
+        }
     if (sync && first_sync && cfg.staleness == 0) {
       const double wait = sync->wait(
           st.backward.comm.empty() ? M * (t.forward_compute + t.backward_compute) : backward_sync.tail, first_sync->ranks);

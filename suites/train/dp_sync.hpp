@@ -41,7 +41,8 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
          bool poison_released = false, int staleness = 0, bool compressed = false)
       : store_(store), comm_(layout.dp_comm), dp_(layout.dp), dp_rank_(layout.dp_rank),
         sharded_(zero >= 1 && layout.dp > 1), params_sharded_(zero == 3 && layout.dp > 1),
-        overlap_(overlap && layout.dp > 1), poison_(poison_released), compressed_(compressed), staleness_(staleness), wait_(wait), rec_(rec) {
+        overlap_(overlap && layout.dp > 1), poison_(poison_released), compressed_(compressed), staleness_(staleness),
+        wait_(wait), rec_(rec) {
     std::int64_t shard = 0;
     for (const auto& b : store_.layout().buckets) {
       shard_offsets_.push_back(shard);

@@ -125,7 +125,10 @@ class OptimizerStep {
     for (std::size_t k = 0; k < buckets.size(); ++k)
       rec_.comm(
           CommKind::dp,
-          [&] { allreduce(MPI_IN_PLACE, h + buckets[k].offset, int(buckets[k].elements), MPI_UINT16_T, bfloat16_sum(), comm_, wait_); },
+          [&] {
+            allreduce(MPI_IN_PLACE, h + buckets[k].offset, int(buckets[k].elements), MPI_UINT16_T, bfloat16_sum(),
+                      comm_, wait_);
+          },
           [&] {
             model::CommOp op{"dp.bucket" + std::to_string(k) + ".allreduce", model::Traffic::dp, "allreduce",
                              double(buckets[k].elements) * 2, dp_size_};

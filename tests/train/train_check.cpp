@@ -81,15 +81,6 @@ std::string compare(const model::StagePlan& got, const model::StagePlan& want) {
   return "";
 }
 
-// The gradient against the loss it is the gradient of (one rank, float64). With SGD on a
-// repeated batch, step 1's loss is L(p0 - lr g), so a central difference in lr gives the
-// directional derivative along the computed gradient, -g . grad L, which equals -|g|^2
-// exactly when g is the gradient (a wrong term anywhere in backward makes g . grad L and
-// |g|^2 differ by that term's share). The learning rate moves the loss by about 1e-4 of
-// itself: the truncation error of the difference is then ~1e-8 relative and the
-// rounding error ~1e-9 (loss sums of ~1e3 terms at u = 1.1e-16 each), so the limit
-// 1e-6 has a margin of 100 over both, and a factor 2 on a gradient holding 0.1% of
-// |g|^2 still fails it by 1000x.
 // compress=bf16 against the uncompressed curve. bfloat16 has 8 significant bits, so
 // rounding to it changes a value by at most u = 2^-8 of it. Each gradient element is
 // rounded on every rank and each of the dp - 1 sums is rounded again: a relative error
@@ -103,6 +94,15 @@ std::string compare(const model::StagePlan& got, const model::StagePlan& want) {
 // gradients) moved the curve by 0.3.
 double compressed_limit(const model::TrainConfig& c) { return 4 * c.dp * 0x1.0p-8; }
 
+// The gradient against the loss it is the gradient of (one rank, float64). With SGD on a
+// repeated batch, step 1's loss is L(p0 - lr g), so a central difference in lr gives the
+// directional derivative along the computed gradient, -g . grad L, which equals -|g|^2
+// exactly when g is the gradient (a wrong term anywhere in backward makes g . grad L and
+// |g|^2 differ by that term's share). The learning rate moves the loss by about 1e-4 of
+// itself: the truncation error of the difference is then ~1e-8 relative and the
+// rounding error ~1e-9 (loss sums of ~1e3 terms at u = 1.1e-16 each), so the limit
+// 1e-6 has a margin of 100 over both, and a factor 2 on a gradient holding 0.1% of
+// |g|^2 still fails it by 1000x.
 int gradient_check(model::TrainConfig c, train::TrainRunOptions o) {
   c.optimizer = model::Optimizer::sgd;
   c.dtype = "float64";
@@ -201,8 +201,9 @@ int main(int argc, char** argv) {
       // orders of magnitude more (>= 1e-4 relative after a few steps).
       const double u = c.dtype == "float64" ? 0x1.0p-53 : 0x1.0p-24;
       const double n = std::max({4.0 * c.hidden, double(c.vocab), double(c.global_batch) * c.seq});
+      const double reordering = 100 * double(o.steps) * n * u;
       const bool compressed = c.compress != model::Compression::none && c.dp > 1;
-      const double tolerance = compressed ? compressed_limit(c) : 100 * double(o.steps) * n * u;
+      const double tolerance = compressed ? compressed_limit(c) : reordering;
       double worst = 0;  // NaN once any step's is (std::max would drop it)
       for (std::size_t s = 0; s < reference.size(); ++s)
         if (const double d = std::fabs(result.loss[s] - reference[s]) / std::fabs(reference[s]); !(d <= worst)) worst = d;
@@ -220,9 +221,9 @@ int main(int argc, char** argv) {
           std::printf("FAIL: the loss curve differs from the single-rank run\n");
           ++failures;
         }
-        if (compressed && !(worst > 100 * double(o.steps) * n * u)) {
+        if (compressed && !(worst > reordering)) {
           std::printf("FAIL: the compressed run's loss curve is the uncompressed one's (within %.3g): no gradient was "
-                      "rounded\n", 100 * double(o.steps) * n * u);
+                      "rounded\n", reordering);
           ++failures;
         }
       }

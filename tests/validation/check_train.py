@@ -65,6 +65,7 @@ def rows_of(label, path):
                 "predicted": predicted, "error": error,
                 "error_models_only": (predicted_models_only - measured) / measured,
                 "comm_share": share, "oversubscribed": int(a["oversubscribed"]),
+                "ranks": int(a["dp"] * a["tp"] * a["pp"]),
                 "loss_falls": loss[-1] < loss[0],
             }
 
@@ -137,13 +138,15 @@ def main():
     for label in dict.fromkeys(r["network"] for r in rows):
         e = [100 * abs(r["error"]) for r in rows if r["network"] == label]
         print(f"{label}: {len(e)} configurations, median |error| {statistics.median(e):.1f}%  max |error| {max(e):.1f}%")
-    # Per strategy family ("pp_gpipe2.small" -> pp_gpipe) and per model size, per network.
-    for what, key in (("strategy", lambda c: re.sub(r"\d+\..*$", "", c)), ("size", lambda c: c.rpartition(".")[2])):
+    # Per strategy family ("pp_gpipe2.small" -> pp_gpipe, "dp_bf162.small" -> dp_bf16: the
+    # name, its rank count and its size) and per model size, per network.
+    family = lambda r: re.sub(r"%d\.[^.]*$" % r["ranks"], "", r["config"])
+    for what, key in (("strategy", family), ("size", lambda r: r["config"].rpartition(".")[2])):
         for label in dict.fromkeys(r["network"] for r in rows):
             groups = {}
             for r in rows:
                 if r["network"] == label:
-                    groups.setdefault(key(r["config"]), []).append(100 * abs(r["error"]))
+                    groups.setdefault(key(r), []).append(100 * abs(r["error"]))
             print(f"{label}, by {what}: " + "; ".join(
                 f"{g} {statistics.median(e):.1f}% / {max(e):.1f}%" for g, e in groups.items()) + " (median / max |error|)")
     print(f"all {len(rows)} configurations: median |error| {median:.1f}%  max |error| {worst:.1f}%")

@@ -71,7 +71,8 @@ comm::Options CommArgs::resolve(const MeasureArgs& m, bool dtypes_apply) const {
   o.dtypes.clear();
   for (const auto& d : split_list(dtypes_apply ? m.dtypes : std::string("float32"))) {
     auto t = comm::parse_dtype(d);
-    if (t == comm::Dtype::byte) throw UsageError("--dtypes: 'byte' is not a reduction type (use int32, float32, float64, bfloat16)");
+    if (t == comm::Dtype::byte)
+      throw UsageError("--dtypes: 'byte' is not a reduction type (use int32, float32, float64, bfloat16)");
     o.dtypes.push_back(t);
   }
   if (o.dtypes.empty()) throw UsageError("--dtypes: empty list");
