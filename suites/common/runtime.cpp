@@ -22,6 +22,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/allocator.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "kernels/fp_env.hpp"
@@ -169,7 +170,7 @@ std::map<std::string, std::string> behaviour_environment() {
   static const char* prefixes[] = {"MPIR_CVAR_", "MPICH_", "HYDRA_", "UCX_",   "OMP_",
                                    "KOKKOS_",    "GOMP_",  "SLURM_JOB", "SLURM_NTASKS",
                                    "SLURM_TASKS_PER_NODE", "SLURM_NNODES", "SLURM_CLUSTER_NAME",
-                                   "SEXTANT_"};
+                                   "SEXTANT_",   "MALLOC_", "GLIBC_TUNABLES"};
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
     std::string kv(*e);
@@ -261,6 +262,7 @@ static BlasSetup configure_blas(int threads) {
 }
 
 Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
+  const std::string allocator = keep_freed_memory();  // before MPI and Kokkos allocate
   int provided = 0;
   SEXTANT_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
   SEXTANT_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -350,6 +352,7 @@ Runtime::Runtime(int argc, char** argv) : argc_(argc), argv_(argv) {
   f["oversubscribed"] = oversubscribed_ ? "yes" : "no";
   f["threads_per_rank"] = std::to_string(threads_);
   if (!blas.description.empty()) f["blas"] = blas.description;
+  f["allocator"] = allocator;
   f["device"] = device_ >= 0 ? std::to_string(device_) + " of " + std::to_string(visible_devices()) +
                                    " (local rank modulo the node's devices, or SEXTANT_DEVICE)"
                              : "none (host backend)";

@@ -4,12 +4,18 @@ source "$(dirname "$0")/../lib.sh"
 sextant=$1
 expect_rc 0 "$sextant" info
 for field in hostname cpu_model cores cache_L1d cache_L2 mpi_library mpi_ranks kokkos_version kokkos_backends \
-             kokkos_concurrency hdf5_version compiler git_revision; do
+             kokkos_concurrency allocator hdf5_version compiler git_revision; do
   grep -qE "^$field +[^ ]" <<<"$out" || fail "sextant info lacks a value for $field"
 done
 contains "$out" "MPICH"
 grep -qE '^kokkos_version +[345]\.' <<<"$out" || fail "kokkos_version is not a Kokkos 3/4/5 version"
 grep -qE '^hdf5_version +1\.' <<<"$out" || fail "hdf5_version missing"
+# Freed blocks stay in the process (core/allocator.hpp), unless the environment
+# configures malloc itself.
+grep -qE '^allocator +glibc malloc keeping freed blocks' <<<"$out" || fail "allocator: $(grep '^allocator' <<<"$out")"
+expect_rc 0 env MALLOC_TOP_PAD_=131072 "$sextant" info
+grep -qE '^allocator +glibc malloc as the environment configures it' <<<"$out" ||
+  fail "MALLOC_TOP_PAD_ set, allocator: $(grep '^allocator' <<<"$out")"
 # The same under mpiexec with 2 ranks: only rank 0 prints.
 expect_rc 0 timeout 60 mpiexec.mpich -n 2 "$sextant" info
 [ "$(grep -c '^hostname' <<<"$out")" -eq 1 ] || fail "info printed more than once under mpiexec"

@@ -61,6 +61,7 @@ void register_info(CLI::App& app, Context& ctx) {
     row("device", rt.provenance().fields.at("device"));
     const auto& fields = rt.provenance().fields;
     row("blas", fields.count("blas") ? fields.at("blas") : "none loaded (no vendor path)");
+    row("allocator", fields.at("allocator"));
     const auto isa = kernels::compiled_isa();
     row("kernel_isa", std::string(isa.name) + " (" + std::to_string(isa.vector_bytes) + "-byte vectors, " +
                           std::to_string(isa.vector_registers) + " registers)");
