@@ -166,9 +166,6 @@ def main():
         print(f"not judged ({', '.join(sorted(unjudged))}: the step predictor does not model it yet): "
               + (f"{len(e)} configurations, median |error| {statistics.median(e):.1f}%  max |error| {max(e):.1f}%"
                  if e else "none ran"))
-        e = [100 * abs(r["error"]) for r in rows]
-        print(f"all {len(rows)} configurations, the unjudged included: median |error| {statistics.median(e):.1f}%  "
-              f"max |error| {max(e):.1f}%")
     print(f"all {len(judged)} judged configurations: median |error| {median:.1f}%  max |error| {worst:.1f}%")
 
     problems = []
