@@ -103,7 +103,7 @@ steady net comm 2 800 on_net
 
 # dp_stale runs and is reported, not judged: the step predictor adds up the stale sync's
 # bucket allreduces as if each ran alone, while the proxy posts them all at once behind
-# the next step, where across the namespaces they can share their latency (measured
+# the next step, where across the namespaces they share their latency (measured
 # +11.6..+37.8% there, -5.6..-17.8% on shared memory; docs/train-suite.md).
 "$python" "$here/check_train.py" "shared memory=$out/train_shm.h5" \
   "namespaces ${delay_us}us ${rate}=$out/train_net.h5" --min-configs 48 --median 12.5 --max 35 \
