@@ -3,7 +3,6 @@
 
     check_train.py LABEL=RESULTS.h5 [LABEL=RESULTS.h5 ...] [--min-configs N]
                    [--median PCT] [--max PCT] [--goal-median PCT] [--goal-max PCT]
-                   [--unjudged FAMILY[,FAMILY...]]
     check_train.py --drift RESULTS.h5 [--drift-tolerance FRACTION] [--drift-of operator|comm|both]
 
 The errors are computed here, from the stored per-step times (their median) and the
@@ -28,12 +27,6 @@ enforced: on a shared 2-core VM the median moved between 4.7% and 10.5% and the 
 between 15% and 27% over eight runs of the same code (across the namespaces the delay
 line shares its CPU with a rank, and under the training load it releases packets up to
 ms late), so the enforced limits sit above the goals and catch a broken model.
-
---unjudged names strategy families whose errors are printed (each row, their family's
-median and max, and a line saying they are not judged) but left out of the limits and
-goals, for a strategy the step predictor is known not to model yet; their rows are
-still checked for everything else (oversubscription, a falling loss, stored numbers
-that agree with the recomputed ones).
 """
 import argparse
 import re
@@ -124,9 +117,7 @@ def main():
     ap.add_argument("--max", type=float, default=25.0, help="limit on the max |error|, percent")
     ap.add_argument("--goal-median", type=float, help="goal for the median |error|, percent (reported)")
     ap.add_argument("--goal-max", type=float, help="goal for the max |error|, percent (reported)")
-    ap.add_argument("--unjudged", default="", help="strategy families reported but not judged, comma-separated")
     args = ap.parse_args()
-    unjudged = {f for f in args.unjudged.split(",") if f}
     rows = []
     for run in args.runs:
         label, _, path = run.rpartition("=")
@@ -142,17 +133,14 @@ def main():
     for r in rows:
         print(f"{r['network']:<26} {r['config']:<18} {r['measured'] * 1e3:12.3f} {r['predicted'] * 1e3:13.3f} "
               f"{100 * r['error']:7.1f}% {100 * r['error_models_only']:8.1f}% {100 * r['comm_share']:8.0f}%")
+    errors = [100 * abs(r["error"]) for r in rows]
+    median, worst = statistics.median(errors), max(errors)
+    for label in dict.fromkeys(r["network"] for r in rows):
+        e = [100 * abs(r["error"]) for r in rows if r["network"] == label]
+        print(f"{label}: {len(e)} configurations, median |error| {statistics.median(e):.1f}%  max |error| {max(e):.1f}%")
     # Per strategy family ("pp_gpipe2.small" -> pp_gpipe, "dp_bf162.small" -> dp_bf16: the
     # name, its rank count and its size) and per model size, per network.
     family = lambda r: re.sub(r"%d\.[^.]*$" % r["ranks"], "", r["config"])
-    judged = [r for r in rows if family(r) not in unjudged]
-    if not judged:
-        ap.error("no configuration left to judge")
-    errors = [100 * abs(r["error"]) for r in judged]
-    median, worst = statistics.median(errors), max(errors)
-    for label in dict.fromkeys(r["network"] for r in judged):
-        e = [100 * abs(r["error"]) for r in judged if r["network"] == label]
-        print(f"{label}: {len(e)} configurations judged, median |error| {statistics.median(e):.1f}%  max |error| {max(e):.1f}%")
     for what, key in (("strategy", family), ("size", lambda r: r["config"].rpartition(".")[2])):
         for label in dict.fromkeys(r["network"] for r in rows):
             groups = {}
@@ -161,12 +149,7 @@ def main():
                     groups.setdefault(key(r), []).append(100 * abs(r["error"]))
             print(f"{label}, by {what}: " + "; ".join(
                 f"{g} {statistics.median(e):.1f}% / {max(e):.1f}%" for g, e in groups.items()) + " (median / max |error|)")
-    if unjudged:
-        e = [100 * abs(r["error"]) for r in rows if family(r) in unjudged]
-        print(f"not judged ({', '.join(sorted(unjudged))}: the step predictor does not model it yet): "
-              + (f"{len(e)} configurations, median |error| {statistics.median(e):.1f}%  max |error| {max(e):.1f}%"
-                 if e else "none ran"))
-    print(f"all {len(judged)} judged configurations: median |error| {median:.1f}%  max |error| {worst:.1f}%")
+    print(f"all {len(rows)} configurations: median |error| {median:.1f}%  max |error| {worst:.1f}%")
 
     problems = []
     if len(rows) < args.min_configs:

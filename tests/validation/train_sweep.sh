@@ -9,7 +9,7 @@
 # DP): 24 configurations a network. Each
 # run measures its own comm and compute models, fits them and predicts every
 # configuration before running it (`sextant run --suite train`); check_train.py then
-# judges the 42 of the seven synchronous strategies together (dp_stale's 6 are reported): median |error| <= 12.5%, max <= 35%, and says whether the
+# judges all 48 together: median |error| <= 12.5%, max <= 35%, and says whether the
 # goals, median <= 5% and max <= 15%, were met (eight runs of the two small sizes:
 # median 4.7-10.5%, max 15-27%; see check_train.py).
 #
@@ -101,10 +101,6 @@ steady shm operator 1 450 on_shm
 steady net comm 2 800 on_net
 "$cluster" stats || true  # how late the delay lines released packets during the runs
 
-# dp_stale runs and is reported, not judged: the step predictor adds up the stale sync's
-# bucket allreduces as if each ran alone, while the proxy posts them all at once behind
-# the next step, where across the namespaces they share their latency (measured
-# +11.6..+37.8% there, -5.6..-17.8% on shared memory; docs/train-suite.md).
 "$python" "$here/check_train.py" "shared memory=$out/train_shm.h5" \
   "namespaces ${delay_us}us ${rate}=$out/train_net.h5" --min-configs 48 --median 12.5 --max 35 \
-  --goal-median 5 --goal-max 15 --unjudged dp_stale
+  --goal-median 5 --goal-max 15
