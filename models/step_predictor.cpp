@@ -77,6 +77,19 @@ class Coster {
     for (const auto& op : ops) t += comm(op);
     return t;
   }
+  // Collectives posted together and progressed together (the stale sync's buckets,
+  // started at once after the update): their latencies overlap and their transfers
+  // share the links, so they take the longest latency part plus every transfer part
+  // (docs/train-suite.md has the measurements behind it).
+  double concurrent(const std::vector<CommOp>& ops) {
+    double latency = 0, transfers = 0;
+    for (const auto& op : ops) {
+      const auto& c = costed(op);
+      latency = std::max(latency, c.seconds - c.transfer);
+      transfers += c.transfer;
+    }
+    return latency + transfers;
+  }
   double comm(const std::vector<CommOp>& ops, Traffic traffic) {
     double t = 0;
     for (const auto& op : ops)
@@ -277,10 +290,12 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
     t.backward_tp = cost.comm(st.backward.comm, Traffic::tp) + backward_sync.tp_waits;
     t.forward_dp = cost.comm(st.forward.comm, Traffic::dp) + forward_sync.dp_waits;
     t.backward_dp = cost.comm(st.backward.comm, Traffic::dp) + backward_sync.dp_waits;
-    t.dp_total = cost.comm(st.dp_sync);
+    // The stale sync's buckets start together after the update; the others one by one
+    // (overlapped: as backward makes them ready).
+    t.dp_total = cfg.staleness > 0 ? cost.concurrent(st.dp_sync) : cost.comm(st.dp_sync);
     if (cfg.staleness > 0) {
-      // Started after the update, waited for `staleness` steps later: behind that many
-      // steps' forwards and backwards, the partners' skew absorbed with it.
+      // Waited for `staleness` steps later: behind that many steps' forwards and
+      // backwards, the partners' skew absorbed with it.
       const double behind = cfg.staleness * M *
                             (t.forward_compute + t.backward_compute + t.forward_tp + t.backward_tp);
       t.dp_exposed = std::max(0.0, t.dp_total - behind);
