@@ -77,6 +77,10 @@ struct KernelInfo {
   // an exp costs a core ~20 vector operations, so a roofline charges them at the
   // measured exp rate (kernels/peak_exp.hpp), not as single FLOPs at the FMA peak.
   double (*exps)(const Shape&, Dtype) = nullptr;
+  // The distinct bytes a call touches where fewer than bytes() (nullptr: as many): an
+  // in-place update reads and writes the same arrays, so the cache level it runs from is
+  // set by this working set, not by its traffic.
+  double (*working_set)(const Shape&, Dtype) = nullptr;
   std::unique_ptr<Instance> (*make)(const Shape&, Dtype, std::uint64_t seed) = nullptr;
 
   const std::vector<Shape>& shapes(ShapeSet) const;

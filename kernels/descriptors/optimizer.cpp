@@ -108,11 +108,12 @@ std::vector<KernelInfo> optimizer_kernels() {
   a.pass = "update";
   a.counting =
       "16 FLOPs per parameter (sqrt and divide counted as 1); bytes: param, grad, m, v read and param, "
-      "m, v written (7 n scalars)";
+      "m, v written (7 n scalars); working set: param, grad, m, v (4 n scalars, updated in place)";
   a.quick_shapes = {{{"n", 1 << 20}}};
   a.full_shapes = {{{"n", 1 << 20}}, {{"n", 1 << 25}}};
   a.flops = [](const Shape& sh, Dtype) { return adamw_flops(double(sh["n"])); };
   a.bytes = [](const Shape& sh, Dtype t) { return adamw_bytes(double(sh["n"]), double(size_of(t))); };
+  a.working_set = [](const Shape& sh, Dtype t) { return adamw_working_set(double(sh["n"]), double(size_of(t))); };
   a.make = &make_real<AdamWInstance>;
   return {s, a};
 }
