@@ -376,7 +376,6 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
     int zero = 0;
     bool sp = false;
     model::Compression compress = model::Compression::none;
-    int staleness = 0;
   };
   std::vector<Strategy> strategies;
   using model::Schedule;
@@ -388,8 +387,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
                   {"pp_gpipe", 1, 1, ranks, Schedule::gpipe},
                   {"pp_1f1b", 1, 1, ranks, Schedule::one_f_one_b},
                   {"fsdp", ranks, 1, 1, Schedule::one_f_one_b, 3},
-                  {"dp_bf16", ranks, 1, 1, Schedule::one_f_one_b, 0, false, model::Compression::bf16},
-                  {"dp_stale", ranks, 1, 1, Schedule::one_f_one_b, 0, false, model::Compression::none, 1}};
+                  {"dp_bf16", ranks, 1, 1, Schedule::one_f_one_b, 0, false, model::Compression::bf16}};
   if (ranks == 4)
     strategies.push_back({"dp2_tp2_pp1", 2, 2, 1, Schedule::one_f_one_b}),
         strategies.push_back({"tp2_pp2", 1, 2, 2, Schedule::one_f_one_b});
@@ -405,12 +403,10 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
       e.config.zero = s.zero;
       e.config.sp = s.sp;
       e.config.compress = s.compress;
-      e.config.staleness = s.staleness;
       e.config.dense = default_dense_path();
       // One global batch per model size, whatever the layout: every layout of a size
-      // trains the same model on the same data, so the loss curves of the synchronous,
-      // uncompressed ones must agree (the suite's own check that each layout computes
-      // what it claims; the stale and the compressed layouts differ by design). Two micro-batches
+      // trains the same model on the same data, so their loss curves must agree (the
+      // suite's own check that each layout computes what it claims). Two micro-batches
       // per rank: a pipeline of all the ranks has 2 x stages of them to overlap.
       e.config.global_batch = e.config.micro_batch * ranks * 2;
       if (e.config.pp > e.config.layers) continue;
