@@ -38,6 +38,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -266,7 +267,8 @@ constexpr const char* roof_kernels[] = {"bias_gelu_forward", "bias_gelu_backward
 // from the same level an update in place moves its counted bytes ~1.6x faster.
 class InPlaceUpdate {
  public:
-  explicit InPlaceUpdate(double working_set) : n_(std::max<std::int64_t>(1, std::int64_t(working_set / 16))), a_(n_), b_(n_) {
+  explicit InPlaceUpdate(double working_set)
+      : n_(std::max<std::int64_t>(1, std::int64_t(working_set / 16))), a_(n_), b_(n_) {
     double* a = a_.data();
     double* b = b_.data();
 #pragma omp parallel for schedule(static)  // first touch by the threads that update them
@@ -300,11 +302,17 @@ void roofs(const ComputeRates& rates, const std::vector<std::string>& only) {
         // writes: the bandwidth of the cache level (or memory) its data lives in.
         const bool in_place = info->working_set != nullptr;
         const double working_set = in_place ? info->working_set(shape, dtype) : bytes;
-        const k::Shape triad_shape{{"n", std::max<std::int64_t>(1, std::int64_t(working_set / 24))}};
-        auto triad_reference = triad->make(triad_shape, k::Dtype::float64, 22);
+        std::unique_ptr<k::Instance> triad_reference;
         std::optional<InPlaceUpdate> update_reference;
-        if (in_place) update_reference.emplace(working_set);
-        const double reference_bytes = in_place ? update_reference->bytes() : triad->bytes(triad_shape, k::Dtype::float64);
+        double reference_bytes = 0;
+        if (in_place) {
+          update_reference.emplace(working_set);
+          reference_bytes = update_reference->bytes();
+        } else {
+          const k::Shape triad_shape{{"n", std::max<std::int64_t>(1, std::int64_t(working_set / 24))}};
+          triad_reference = triad->make(triad_shape, k::Dtype::float64, 22);
+          reference_bytes = triad->bytes(triad_shape, k::Dtype::float64);
+        }
         const int per_block = std::max(5, int(std::min(50.0, 2e8 / bytes)));
         auto p = alternate([&] { kernel->run(); },
                            [&] { in_place ? update_reference->run() : triad_reference->run(); }, 4, per_block);
@@ -316,7 +324,8 @@ void roofs(const ComputeRates& rates, const std::vector<std::string>& only) {
         std::snprintf(what, sizeof what, "%s %s", name, std::string(k::to_string(dtype)).c_str());
         // Rates of the kernel's bound quantity: achieved vs at the bound (ratio = bound / time).
         if (t_memory >= t_compute)
-          rows.push_back({what, "(bytes)", in_place ? "a += q b, same working set" : "triad, same working set", bytes / t * 1e-9, bytes / t_memory * 1e-9, "GB/s", 0.7});
+          rows.push_back({what, "(bytes)", in_place ? "a += q b, same working set" : "triad, same working set",
+                          bytes / t * 1e-9, bytes / t_memory * 1e-9, "GB/s", 0.7});
         else if (exps == 0)
           rows.push_back({what, "(FLOPs)", "peak_fma", flops / t * 1e-9, peak * 1e-9, "GFLOP/s", 0.7});
         else  // the same rate of counted FLOPs at the roof's time
