@@ -12,6 +12,7 @@
 //   host::sum2<T>(n, term)                    two sums in one pass (term returns a pair)
 //   host::for_each<T>(n, body)                body(at j) for every j < n (element-wise)
 //   host::prefetch_along(at, p)               ask for p[j..], a row read next, from a pass
+//   host::prefetch_for_write_along(at, p)     ask to own p[j..], a row written next
 // `term` is a generic lambda of an index object `at` whose at.load(p) is p[j..j+W) as a
 // vector, or p[j] in the tail (at.store(p, v) writes them): one expression serves both, e.g.
 //   host::sum<T>(n, [&](auto at) { auto d = at.load(x) - mu; return d * d; })
@@ -63,6 +64,21 @@ template <class At, class T>
 inline void prefetch_along(At at, const T* p) {
 #if defined(__GNUC__) || defined(__clang__)
   __builtin_prefetch(p + at.j);
+#else
+  (void)at, (void)p;
+#endif
+}
+
+// Asks to own p[j..], a row this work item writes in its next pass, one request per
+// vector, from a pass that works from L1. A store to a line not in cache must first
+// fetch it (write-allocate); a row of such stores fills the core's store queue and the
+// core stalls behind it. Fetched ahead, the row's lines arrive while the pass before
+// computes, and the memory system stays busy in both passes rather than only in the
+// writing one (measured: a layer norm's backward 5-25% faster, both ISAs).
+template <class At, class T>
+inline void prefetch_for_write_along(At at, T* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p + at.j, 1);
 #else
   (void)at, (void)p;
 #endif
