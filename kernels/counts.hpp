@@ -119,7 +119,6 @@ inline constexpr double reduce_sum_bytes(double n, double s) { return n * s; }
 // ---- AdamW (adamw.hpp): 16 FLOPs and 7 array moves per parameter.
 inline constexpr double adamw_flops(double n) { return 16 * n; }
 inline constexpr double adamw_bytes(double n, double s) { return 7 * n * s; }
-inline constexpr double adamw_working_set(double n, double s) { return 4 * n * s; }  // updated in place
 
 // ---- The training proxy's own kernels (suites/train/ops.hpp) ------------------------
 // Head permutes: pure data movement, every element read once and written once.

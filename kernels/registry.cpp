@@ -74,6 +74,12 @@ const std::vector<Shape>& KernelInfo::shapes(ShapeSet set) const {
   return quick_shapes;
 }
 
+double KernelInfo::working_set(const Shape& shape, Dtype dtype) const {
+  const double traffic = bytes(shape, dtype);
+  if (in_place.arrays == 0) return traffic;
+  return traffic * in_place.arrays / (in_place.arrays + in_place.updated);
+}
+
 bool KernelInfo::supports(Dtype t) const {
   return std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end();
 }

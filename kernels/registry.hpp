@@ -77,10 +77,14 @@ struct KernelInfo {
   // an exp costs a core ~20 vector operations, so a roofline charges them at the
   // measured exp rate (kernels/peak_exp.hpp), not as single FLOPs at the FMA peak.
   double (*exps)(const Shape&, Dtype) = nullptr;
-  // The distinct bytes a call touches where fewer than bytes() (nullptr: as many): an
-  // in-place update reads and writes the same arrays, so the cache level it runs from is
-  // set by this working set, not by its traffic.
-  double (*working_set)(const Shape&, Dtype) = nullptr;
+  // A kernel that updates arrays in place (AdamW): its working set is `arrays` arrays of
+  // one size, `updated` of which it writes back, so bytes() counts arrays + updated
+  // array moves while the cache level it runs from is set by the arrays alone
+  // (working_set()). Zero arrays: every byte counted is a distinct one.
+  struct InPlace {
+    int arrays = 0, updated = 0;
+  } in_place;
+  double working_set(const Shape& shape, Dtype dtype) const;
   std::unique_ptr<Instance> (*make)(const Shape&, Dtype, std::uint64_t seed) = nullptr;
 
   const std::vector<Shape>& shapes(ShapeSet) const;

@@ -113,7 +113,7 @@ std::vector<KernelInfo> optimizer_kernels() {
   a.full_shapes = {{{"n", 1 << 20}}, {{"n", 1 << 25}}};
   a.flops = [](const Shape& sh, Dtype) { return adamw_flops(double(sh["n"])); };
   a.bytes = [](const Shape& sh, Dtype t) { return adamw_bytes(double(sh["n"]), double(size_of(t))); };
-  a.working_set = [](const Shape& sh, Dtype t) { return adamw_working_set(double(sh["n"]), double(size_of(t))); };
+  a.in_place = {4, 3};  // param, grad, m, v; param, m, v written back
   a.make = &make_real<AdamWInstance>;
   return {s, a};
 }

@@ -323,6 +323,23 @@ TEST(Counts, AnalyticFormulas) {
   EXPECT_EQ(s2.OW(), 4);
 }
 
+// An in-place kernel's working set: its arrays once, against its traffic, which counts
+// the updated ones twice (AdamW: param, grad, m, v, three written back: 4 of 7 moves).
+TEST(Counts, InPlaceWorkingSet) {
+  const KernelInfo* adamw = find_kernel("adamw_update");
+  ASSERT_NE(adamw, nullptr);
+  const Shape shape{{"n", 1000}};
+  EXPECT_EQ(adamw->bytes(shape, Dtype::float32), 7 * 1000 * 4);
+  EXPECT_EQ(adamw->working_set(shape, Dtype::float32), 4 * 1000 * 4);
+  for (const KernelInfo& k : registry())
+    if (k.quick_shapes.empty() || k.dtypes.empty() || !k.bytes)
+      continue;
+    else if (k.in_place.arrays == 0)
+      EXPECT_EQ(k.working_set(k.quick_shapes[0], k.dtypes[0]), k.bytes(k.quick_shapes[0], k.dtypes[0])) << k.name;
+    else
+      EXPECT_TRUE(k.in_place.updated >= 1 && k.in_place.updated <= k.in_place.arrays) << k.name;
+}
+
 // The checker itself: a NaN (unwritten element) and a value off by more than its bound
 // are both caught; a value within its bound is not.
 TEST(Validation, CatchesUnwrittenAndWrongElements) {
