@@ -9,9 +9,9 @@
 // Host: a work item per row (forward) or per chunk of rows (backward), its row loops on
 // contiguous memory, the row sums and passes in explicit vectors (kernels/host_loops.hpp); the
 // forward asks for the next row while it works on this one (rows of a few KiB end
-// before a hardware prefetcher has learnt them), and both ask to own their output row
-// during the pass before the one that writes it (host::prefetch_for_write_along);
-// the backward takes its two row sums in one pass over dy, gamma and x; the backward chunk also adds its rows' dgamma and
+// before a hardware prefetcher has learnt them), the backward takes its two row sums in
+// one pass over dy, gamma and x, and asks to own the row of dx in it
+// (host::prefetch_for_write_along); the backward chunk also adds its rows' dgamma and
 // dbeta terms into its own partial row, and the partial rows are summed in chunk order
 // (no atomics, thread-count independent; x and dy are read once). Elsewhere (GPUs,
 // strided Views): one team per row for the row statistics, and the parameter gradients
@@ -51,11 +51,7 @@ void layernorm_forward(const Exec& exec, VX x, VG gamma, VB beta,
             const Scalar* xi = host::row(x, i);
             Scalar* yi = host::row(y, i);
             const Scalar* x_next = host::row(x, i + 1 < rows ? i + 1 : i);  // streams in during the second pass
-            const Scalar mu = host::sum<Scalar>(cols, [&](auto at) {
-                                host::prefetch_for_write_along(at, yi);  // written by the last pass
-                                return at.load(xi);
-                              }) /
-                              Scalar(n);
+            const Scalar mu = host::sum<Scalar>(cols, [&](auto at) { return at.load(xi); }) / Scalar(n);
             const Scalar sq = host::sum<Scalar>(cols, [&](auto at) {
               host::prefetch_along(at, x_next);
               const auto d = at.load(xi) - mu;

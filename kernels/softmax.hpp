@@ -40,13 +40,7 @@ void softmax_forward(const Exec& exec, VX x, VY y) {
             // The next row streams in during the exponentials, which work from L1: its max
             // pass would otherwise wait on memory at every row's start.
             const Scalar* x_next = host::row(x, i + 1 < std::int64_t(x.extent(0)) ? i + 1 : i);
-            const Scalar m = host::reduce<Scalar>(
-                cols, xi[0],
-                [&](auto at) {
-                  host::prefetch_for_write_along(at, yi);  // written by the next passes
-                  return at.load(xi);
-                },
-                host::Max{});
+            const Scalar m = host::reduce<Scalar>(cols, xi[0], [&](auto at) { return at.load(xi); }, host::Max{});
             const Scalar sum = host::sum<Scalar>(cols, [&](auto at) {
               host::prefetch_along(at, x_next);
               const auto e = fast::exp_nonpositive(at.load(xi) - m);
