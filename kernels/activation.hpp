@@ -59,11 +59,10 @@ struct Gelu {
 
   // gelu'(z) = s + 2 z s (1 - s) u'(z), s = sigmoid(2u) = 1 / (1 + e), 1 - s = e s,
   // u' = sqrt(2/pi) (1 + 3a z^2); written s (1 + w (s e)) with w = 2 z u' (one FMA and a
-  // product from z^2): 12 vector operations besides the exp and the divide. (A
-  // reciprocal estimate refined by Newton steps instead of the divide measured slower
-  // on an AVX-512 core, whose divider keeps up.) z is clamped to +-saturation first:
-  // beyond, z^2 and w would overflow (inf times s e = 0 is NaN) while gelu' no longer
-  // changes.
+  // product from z^2): 12 vector operations besides the exp and the divide (a
+  // reciprocal estimate with Newton steps measured slower than the divide). z is
+  // clamped to +-saturation first: beyond, z^2 and w would overflow (inf times s e = 0
+  // is NaN) while gelu' no longer changes.
   template <class V>
   KOKKOS_INLINE_FUNCTION static V derivative(V z) {
     using Scalar = fast::element_t<V>;

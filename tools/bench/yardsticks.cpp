@@ -40,8 +40,8 @@
 #include <functional>
 #include <memory>
 #include <new>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -287,7 +287,9 @@ class InPlaceUpdate {
     for (auto& x : x_) {
       x.reset(static_cast<double*>(std::aligned_alloc(64, size)));
       if (!x) throw std::bad_alloc();
-      std::fill(x.get(), x.get() + n_, 1e-9);
+      double* p = x.get();
+#pragma omp parallel for schedule(static)  // first touch by the threads that update them
+      for (std::int64_t i = 0; i < n_; ++i) p[i] = 1e-9;
     }
   }
   void run() { (this->*run_)(); }
