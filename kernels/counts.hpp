@@ -136,6 +136,37 @@ inline constexpr double cross_entropy_backward_flops(double r, double c) { retur
 inline constexpr double cross_entropy_backward_bytes(double r, double c, double s) {
   return (2 * r * c + 3 * r) * s + r * 4;
 }
+// Mixture of experts (indices int32): t tokens of h features, e experts, k choices per
+// token, r = e x capacity expert rows.
+// route: top-k of each token's e probabilities, then each expert's rows assigned in
+//   token order: probabilities read once, each token's choices and rows written, the
+//   rows' tokens written (compares only: no FLOPs).
+// dispatch: each expert row copied from its token (or zeroed): r h read and written.
+// combine: each token's output the probability-weighted sum of its k rows: 2 k h FLOPs,
+//   t k h read, t h written, the choices and their probabilities read.
+// combine backward: each expert row the gradient of its token scaled by its probability;
+//   gate backward: each choice's probability gradient, a dot of h (the rest zero).
+// dispatch backward: each token's gradient the sum of its k rows' gradients.
+// regroup: expert rows from [ranks][experts][capacity] to [experts][ranks][capacity].
+inline constexpr double moe_route_bytes(double t, double e, double k, double r, double s) {
+  return t * e * s + 2 * t * k * 4 + r * 4;
+}
+inline constexpr double moe_dispatch_bytes(double r, double h, double s) { return 2 * r * h * s + r * 4; }
+inline constexpr double moe_combine_flops(double t, double k, double h) { return 2 * t * k * h; }
+inline constexpr double moe_combine_bytes(double t, double k, double h, double s) {
+  return (t * k * h + t * h + t * k) * s + t * k * 4;
+}
+inline constexpr double moe_combine_backward_flops(double r, double h) { return r * h; }
+inline constexpr double moe_combine_backward_bytes(double r, double h, double s) { return (2 * r * h + r) * s + r * 4; }
+inline constexpr double moe_gate_backward_flops(double t, double k, double h) { return 2 * t * k * h; }
+inline constexpr double moe_gate_backward_bytes(double t, double k, double e, double h, double s) {
+  return (t * h + t * k * h + t * e) * s + t * k * 4;
+}
+inline constexpr double moe_dispatch_backward_flops(double t, double k, double h) { return t * k * h; }
+inline constexpr double moe_dispatch_backward_bytes(double t, double k, double h, double s) {
+  return (t * k * h + t * h) * s + t * k * 4;
+}
+inline constexpr double moe_regroup_bytes(double r, double h, double s) { return 2 * r * h * s; }
 // Zeroing the gradients: every element written once.
 inline constexpr double fill_bytes(double n, double s) { return n * s; }
 // to_bfloat16 / from_bfloat16 (the compressed gradient sync): n elements of s bytes one
@@ -144,7 +175,7 @@ inline constexpr double bfloat16_convert_bytes(double n, double s) { return n * 
 
 // The kernel registry's family of a kernel the proxy runs (the compute model's key,
 // kernels/descriptors/*.cpp); the proxy's own kernels take the family of the closest
-// measured ones: the permutes and the gradient fill move data (stream), the
+// measured ones: the permutes, the gradient fill and the experts' routing move data (stream), the
 // cross-entropy passes are row-wise softmax reductions (normalization). "unknown" for
 // anything else.
 inline constexpr std::string_view family_of(std::string_view kernel) {
@@ -156,7 +187,7 @@ inline constexpr std::string_view family_of(std::string_view kernel) {
   if (starts("bias_gelu_") || starts("relu_")) return "activation";
   if (starts("embedding_")) return "embedding";
   if (starts("stream_") || kernel == "split_heads" || kernel == "merge_heads" || kernel == "fill" ||
-      kernel == "to_bfloat16" || kernel == "from_bfloat16")
+      kernel == "to_bfloat16" || kernel == "from_bfloat16" || starts("moe_"))
     return "stream";
   if (kernel == "adamw_update") return "optimizer";
   return "unknown";

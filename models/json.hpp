@@ -40,7 +40,8 @@ inline void to_json(nlohmann::json& j, const TrainConfig& c) {
                      {"schedule", schedule_name(c.schedule)},
                      {"optimizer", c.optimizer == Optimizer::sgd ? "sgd" : "adamw"}, {"zero", c.zero},
                      {"overlap", c.overlap_dp}, {"sp", c.sp}, {"staleness", c.staleness},
-                     {"compress", to_string(c.compress)}, {"bucket_bytes", c.bucket_bytes}, {"dtype", c.dtype},
+                     {"compress", to_string(c.compress)}, {"experts", c.experts}, {"top_k", c.top_k},
+                     {"capacity", c.capacity}, {"ep", c.ep}, {"bucket_bytes", c.bucket_bytes}, {"dtype", c.dtype},
                      {"dense", to_string(c.dense)}, {"recompute", to_string(c.recompute)}};
 }
 
@@ -54,6 +55,7 @@ inline void to_json(nlohmann::json& j, const StepPrediction& p) {
     j["stages"].push_back({{"forward_compute", s.forward_compute}, {"backward_compute", s.backward_compute},
                            {"forward_tp", s.forward_tp}, {"backward_tp", s.backward_tp},
                            {"forward_dp", s.forward_dp}, {"backward_dp", s.backward_dp},
+                           {"forward_ep", s.forward_ep}, {"backward_ep", s.backward_ep},
                            {"dp_total", s.dp_total}, {"dp_exposed", s.dp_exposed}, {"optimizer", s.optimizer},
                            {"waits", s.waits}, {"transfers", s.transfers}, {"message_overhead", s.message_overhead}, {"finish", s.finish}});
 }

@@ -161,7 +161,7 @@ class Coster {
 // collective waits for the compute after the last one as well. Returns the waits by the
 // traffic that waits and the compute after the phase's last collective (the tail).
 struct PhaseSync {
-  double tp_waits = 0, dp_waits = 0, tail = 0;
+  double tp_waits = 0, dp_waits = 0, ep_waits = 0, tail = 0;
 };
 PhaseSync phase_sync(const Phase& phase, const std::vector<double>& costs, const SyncModel* sync) {
   PhaseSync out;
@@ -187,7 +187,7 @@ PhaseSync phase_sync(const Phase& phase, const std::vector<double>& costs, const
   for (std::size_t k = 0; k < intervals.size(); ++k) {
     const CommOp& op = *intervals[k].second;
     const double w = sync->wait(k == 0 ? intervals[k].first + out.tail : intervals[k].first, op.ranks);
-    (op.traffic == Traffic::tp ? out.tp_waits : out.dp_waits) += w;
+    (op.traffic == Traffic::tp ? out.tp_waits : op.traffic == Traffic::ep ? out.ep_waits : out.dp_waits) += w;
   }
   return out;
 }
@@ -261,6 +261,7 @@ LevelMap placed_levels(const TrainConfig& c, int ranks_per_node, const CommModel
   m.tp = level("tp", c.tp);
   m.dp = level("dp", static_cast<long long>(c.tp) * c.dp);
   m.pp = level("pp", static_cast<long long>(c.tp) * c.dp * c.pp);
+  m.ep = m.dp;  // the experts' all-to-alls run on the dp group
   return m;
 }
 
@@ -290,6 +291,8 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
     t.backward_tp = cost.comm(st.backward.comm, Traffic::tp) + backward_sync.tp_waits;
     t.forward_dp = cost.comm(st.forward.comm, Traffic::dp) + forward_sync.dp_waits;
     t.backward_dp = cost.comm(st.backward.comm, Traffic::dp) + backward_sync.dp_waits;
+    t.forward_ep = cost.comm(st.forward.comm, Traffic::ep) + forward_sync.ep_waits;
+    t.backward_ep = cost.comm(st.backward.comm, Traffic::ep) + backward_sync.ep_waits;
     // The stale sync's buckets start together after the update; the others one by one
     // (overlapped: as backward makes them ready).
     t.dp_total = cfg.staleness > 0 ? cost.concurrent(st.dp_sync) : cost.comm(st.dp_sync);
@@ -381,8 +384,8 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
                             (arrives_busy ? (forward ? forward_receive[s] : backward_receive[s]) : 0.0);
         t.message_overhead += host;
         free_at[s] = start + in.transfer + host +
-                     (forward ? t.forward_compute + t.forward_tp + t.forward_dp
-                              : t.backward_compute + t.backward_tp + t.backward_dp);
+                     (forward ? t.forward_compute + t.forward_tp + t.forward_dp + t.forward_ep
+                              : t.backward_compute + t.backward_tp + t.backward_dp + t.backward_ep);
         (forward ? forward_end : backward_end)[s][a.micro] = free_at[s];
       }
     }
@@ -403,6 +406,7 @@ StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const C
       {"forward compute", M * c.forward_compute},
       {"backward compute", M * c.backward_compute},
       {"tp communication", M * (c.forward_tp + c.backward_tp)},
+      {"ep communication", M * (c.forward_ep + c.backward_ep)},
       {"pp communication", c.transfers + c.message_overhead},
       {"pipeline bubble", c.waits},
       {"dp communication (exposed)", c.dp_exposed + M * (c.forward_dp + c.backward_dp)},

@@ -17,8 +17,9 @@
 // and 1F1B alike; with latency it is not: 1F1B keeps few micro-batches in flight, so a
 // stage waits a round trip between neighbours in every cycle where the work in flight
 // does not cover it. The breakdown is the finishing stage's and adds up to the total:
-// its compute, TP collectives, received transfers (pp communication), waits (pipeline
-// bubble), exposed gradient sync and optimizer.
+// its compute, TP collectives, the experts' all-to-alls (ep communication), received
+// transfers (pp communication), waits (pipeline bubble), exposed gradient sync and
+// optimizer.
 #include <map>
 #include <string>
 #include <utility>
@@ -33,8 +34,16 @@ namespace sextant::model {
 
 // Which communicator level's models cost each kind of traffic.
 struct LevelMap {
-  std::string tp = "world", dp = "world", pp = "world";
-  const std::string& of(Traffic t) const { return t == Traffic::tp ? tp : t == Traffic::dp ? dp : pp; }
+  std::string tp = "world", dp = "world", pp = "world", ep = "world";
+  const std::string& of(Traffic t) const {
+    switch (t) {
+      case Traffic::tp: return tp;
+      case Traffic::dp: return dp;
+      case Traffic::ep: return ep;
+      case Traffic::pp: break;
+    }
+    return pp;
+  }
 };
 
 // The levels a layout's traffic crosses with ranks_per_node ranks per node, ranks in
@@ -49,6 +58,7 @@ struct StageTimes {
   double forward_compute = 0, backward_compute = 0;  // per micro-batch
   double forward_tp = 0, backward_tp = 0;            // per micro-batch, TP collectives
   double forward_dp = 0, backward_dp = 0;            // per micro-batch, ZeRO-3's parameter gathers
+  double forward_ep = 0, backward_ep = 0;            // per micro-batch, the experts' all-to-alls
   double dp_total = 0, dp_exposed = 0, optimizer = 0;  // per step
   // From the replayed schedule, per step: waiting for a neighbour, receiving transfers,
   // the host's share of the messages it sends and receives while it computes

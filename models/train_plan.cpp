@@ -68,6 +68,7 @@ struct Dims {
   double s;               // bytes per scalar
   const char* gemm;       // the GEMM kernel of the dense path
   Recompute recompute;
+  long long E, El, k, C, ep;  // MoE: experts, the rank's share, choices per token, rows per expert; ranks
 };
 
 Dims dims_of(const TrainConfig& c) {
@@ -91,6 +92,11 @@ Dims dims_of(const TrainConfig& c) {
   d.s = c.dtype == "float64" ? 8 : 4;
   d.gemm = c.dense == DensePath::vendor ? "vendor_gemm" : "gemm";
   d.recompute = c.recompute;
+  d.E = c.experts;
+  d.ep = c.ep;
+  d.El = c.experts / c.ep;
+  d.k = c.top_k;
+  d.C = c.experts > 0 ? c.expert_capacity() : 0;
   return d;
 }
 
@@ -209,6 +215,107 @@ void attention_forward(PhaseBuilder& f, const Dims& d, const std::string& name, 
        {{activation(d, L, "qkvh"), 3 * T * d.Hl}, {activation(d, L, "P"), double(d.b * d.Al) * d.S * d.S}, {"ws.o", T * d.Hl}});
 }
 
+// ---- mixture of experts (TrainConfig::experts) -------------------------------------------
+// Expert j of this rank (of E / ep) in layer L: its parameters and activations.
+std::string expert(const std::string& L, long long j) { return L + "expert" + std::to_string(j) + "."; }
+
+// The expert rows' tensors: [E, C, H] on the tokens' side, in the order the all-to-all
+// moves them; the experts' side reads them grouped by expert ([E / ep][ep][C], regrouped
+// where ep > 1 and the rank holds several experts).
+bool regrouped(const Dims& d) { return d.ep > 1 && d.El > 1; }
+
+// The all-to-all of the expert rows [E, C, H]: each rank's E / ep experts' block to its
+// rank (the benchmark's unit: the bytes to each peer).
+void expert_alltoall(PhaseBuilder& b, const Dims& d, const std::string& name) {
+  if (d.ep == 1) return;
+  b.comm({name + ".ep_alltoall", Traffic::ep, "alltoall", double(d.El * d.C * d.H) * d.s, int(d.ep)});
+}
+void regroup(PhaseBuilder& b, const Dims& d, const std::string& name, const std::string& from, const std::string& to) {
+  if (!regrouped(d)) return;
+  const double r = double(d.E * d.C);
+  b.op(name, "moe_regroup", kv({{"ranks", d.ep}, {"experts", d.El}, {"rows", d.C}, {"dim", d.H}}), 0,
+       kernels::moe_regroup_bytes(r, d.H, d.s), {{from, r * d.H}, {to, r * d.H}});
+}
+
+// The MoE MLP's forward: from the norm's output a2 to ws.proj (the residual adds it).
+void moe_forward(PhaseBuilder& f, const Dims& d, const std::string& L, const std::string& N) {
+  const std::string P = "p:" + L;
+  auto act = [&](const std::string& name) { return activation(d, L, name.c_str()); };
+  const double T = double(d.T), E = double(d.E), R = double(d.E * d.C), H = double(d.H), F = double(d.Fl);
+  const double ints = 4 / d.s;  // an int32 index in scalars (operands count elements of s bytes)
+  f.gemm(N + "router", d.T, d.E, d.H, false, false, false, act("a2"), P + "router.weight", act("probs"));
+  f.op(N + "router.softmax", "softmax_forward", kv({{"rows", d.T}, {"cols", d.E}}), kernels::softmax_forward_flops(T, E),
+       kernels::softmax_forward_bytes(T, E, d.s), {{act("probs"), T * E}});
+  f.op(N + "moe.route", "moe_route", kv({{"tokens", d.T}, {"experts", d.E}, {"top_k", d.k}, {"capacity", d.C}}), 0,
+       kernels::moe_route_bytes(T, E, d.k, R, d.s),
+       {{act("probs"), T * E}, {"ws.moe_choice", T * d.k * ints}, {act("moe.rows"), T * d.k * ints}, {act("moe.tokens"), R * ints}});
+  // The rows go straight where they are used next: without ep into the experts' input
+  // (kept for backward), with ep through the all-to-all (and the regroup, if any).
+  const std::string sent = d.ep > 1 ? "ws.moe_send" : act("moe.x");
+  f.op(N + "moe.dispatch", "moe_dispatch", kv({{"rows", d.E * d.C}, {"dim", d.H}}), 0, kernels::moe_dispatch_bytes(R, H, d.s),
+       {{act("a2"), R * H}, {act("moe.tokens"), R * ints}, {sent, R * H}});
+  expert_alltoall(f, d, N + "moe.dispatch");
+  regroup(f, d, N + "moe.regroup", "ws.moe_recv", act("moe.x"));
+  const long long rows = d.ep * d.C;  // an expert's rows: C from every rank
+  const std::string y = d.ep > 1 ? "ws.moe_y" : act("moe.out");
+  for (long long j = 0; j < d.El; ++j) {
+    const std::string X = expert(L, j), XN = expert(N, j), XP = "p:" + X;
+    auto xact = [&](const char* name) { return activation(d, X, name); };
+    f.gemm(XN + "fc1", rows, d.Fl, d.H, false, false, false, act("moe.x"), XP + "fc1.weight", xact("h"));
+    f.op(XN + "gelu", "bias_gelu_forward", kv({{"rows", rows}, {"cols", d.Fl}}), kernels::bias_gelu_forward_flops(rows, d.Fl),
+         kernels::bias_gelu_forward_bytes(rows, d.Fl, d.s),
+         {{xact("h"), double(rows) * F}, {XP + "fc1.bias", F}, {xact("gact"), double(rows) * F}});
+    f.gemm(XN + "fc2", rows, d.H, d.Fl, false, false, false, xact("gact"), XP + "fc2.weight", y);
+  }
+  regroup(f, d, N + "moe.regroup.back", "ws.moe_y", "ws.moe_send");
+  expert_alltoall(f, d, N + "moe.combine");
+  f.op(N + "moe.combine", "moe_combine", kv({{"tokens", d.T}, {"top_k", d.k}, {"dim", d.H}}), kernels::moe_combine_flops(T, d.k, H),
+       kernels::moe_combine_bytes(T, d.k, H, d.s),
+       {{act("moe.out"), T * d.k * H}, {act("moe.rows"), T * d.k * ints}, {act("probs"), T * d.k}, {"ws.proj", T * H}});
+}
+
+// Its backward: from the gradient at the layer's output (dy) to ws.da, the norm's.
+void moe_backward(PhaseBuilder& g, const Dims& d, const std::string& L, const std::string& dy) {
+  const std::string P = "p:" + L, G = "g:" + L;
+  auto act = [&](const std::string& name) { return activation(d, L, name.c_str()); };
+  const double T = double(d.T), E = double(d.E), R = double(d.E * d.C), H = double(d.H), F = double(d.Fl);
+  const double ints = 4 / d.s;
+  // The output rows' gradient goes where the experts read it, as the forward's rows did.
+  const std::string dout = d.ep > 1 ? "ws.moe_send" : "ws.moe_dy";
+  g.op(L + "moe.combine.backward", "moe_combine_backward", kv({{"rows", d.E * d.C}, {"dim", d.H}}),
+       kernels::moe_combine_backward_flops(R, H), kernels::moe_combine_backward_bytes(R, H, d.s),
+       {{dy, R * H}, {act("moe.tokens"), R * ints}, {act("probs"), R}, {dout, R * H}});
+  g.op(L + "moe.gate.backward", "moe_gate_backward", kv({{"tokens", d.T}, {"experts", d.E}, {"top_k", d.k}, {"dim", d.H}}),
+       kernels::moe_gate_backward_flops(T, d.k, H), kernels::moe_gate_backward_bytes(T, d.k, E, H, d.s),
+       {{dy, T * H}, {act("moe.out"), T * d.k * H}, {act("moe.rows"), T * d.k * ints}, {"ws.dprobs", T * E}});
+  expert_alltoall(g, d, L + "moe.combine.backward");
+  regroup(g, d, L + "moe.regroup.backward", "ws.moe_recv", "ws.moe_dy");
+  const long long rows = d.ep * d.C;
+  const std::string dx = regrouped(d) ? "ws.moe_y" : d.ep > 1 ? "ws.moe_send" : "ws.moe_dx";
+  for (long long j = d.El - 1; j >= 0; --j) {
+    const std::string X = expert(L, j), XP = "p:" + X, XG = "g:" + X;
+    auto xact = [&](const char* name) { return activation(d, X, name); };
+    g.gemm(X + "fc2.wgrad", d.Fl, d.H, rows, true, false, true, xact("gact"), "ws.moe_dy", XG + "fc2.weight");
+    g.gemm(X + "fc2.dgrad", rows, d.Fl, d.H, false, true, false, "ws.moe_dy", XP + "fc2.weight", "ws.dg");
+    g.op(X + "gelu.backward", "bias_gelu_backward", kv({{"rows", rows}, {"cols", d.Fl}}),
+         kernels::bias_gelu_backward_flops(rows, d.Fl), kernels::bias_gelu_backward_bytes(rows, d.Fl, d.s),
+         {{"ws.dg", double(rows) * F}, {xact("h"), double(rows) * F}, {XP + "fc1.bias", F}, {"ws.b1_scratch", F}});
+    g.add(X + "gelu.grad_add", d.Fl, XG + "fc1.bias", XG + "fc1.bias", "ws.b1_scratch");
+    g.gemm(X + "fc1.wgrad", d.H, d.Fl, rows, true, false, true, act("moe.x"), "ws.dg", XG + "fc1.weight");
+    g.gemm(X + "fc1.dgrad", rows, d.H, d.Fl, false, true, false, "ws.dg", XP + "fc1.weight", dx);
+  }
+  regroup(g, d, L + "moe.regroup.back.backward", "ws.moe_y", "ws.moe_send");
+  expert_alltoall(g, d, L + "moe.dispatch.backward");
+  const std::string dx_rows = d.ep > 1 ? "ws.moe_recv" : "ws.moe_dx";
+  g.op(L + "moe.dispatch.backward", "moe_dispatch_backward", kv({{"tokens", d.T}, {"top_k", d.k}, {"dim", d.H}}),
+       kernels::moe_dispatch_backward_flops(T, d.k, H), kernels::moe_dispatch_backward_bytes(T, d.k, H, d.s),
+       {{dx_rows, T * d.k * H}, {act("moe.rows"), T * d.k * ints}, {"ws.da", T * H}});
+  g.op(L + "router.softmax.backward", "softmax_backward", kv({{"rows", d.T}, {"cols", d.E}}),
+       kernels::softmax_backward_flops(T, E), kernels::softmax_backward_bytes(T, E, d.s), {{act("probs"), T * E}, {"ws.dprobs", T * E}});
+  g.gemm(L + "router.wgrad", d.H, d.E, d.T, true, false, true, act("a2"), "ws.dprobs", G + "router.weight");
+  g.gemm(L + "router.dgrad", d.T, d.H, d.E, false, true, true, "ws.dprobs", P + "router.weight", "ws.da");
+}
+
 // Layer L's forward from x to y; its ops named N... (L..., or L...recompute. when the
 // backward runs it again).
 void layer_forward(PhaseBuilder& f, const Dims& d, const std::string& L, const std::string& N, const std::string& x,
@@ -227,11 +334,15 @@ void layer_forward(PhaseBuilder& f, const Dims& d, const std::string& L, const s
   f.add(N + "residual1", d.Tl * d.H, act("x1"), x, "ws.proj");
   f.layernorm_forward(N + "ln2", act("x1"), P + "ln2.gamma", P + "ln2.beta", act("a2"), L + "ln2");
   f.tp_gather(N + "ln2");
-  f.gemm(N + "fc1", d.T, d.Fl, d.H, false, false, false, act("a2"), P + "fc1.weight", act("h"));
-  f.op(N + "gelu", "bias_gelu_forward", kv({{"rows", d.T}, {"cols", d.Fl}}), kernels::bias_gelu_forward_flops(d.T, d.Fl),
-       kernels::bias_gelu_forward_bytes(d.T, d.Fl, d.s), {{act("h"), T * d.Fl}, {P + "fc1.bias", double(d.Fl)}, {act("gact"), T * d.Fl}});
-  f.gemm(N + "fc2", d.T, d.H, d.Fl, false, false, false, act("gact"), P + "fc2.weight", "ws.proj");
-  f.tp_sum(N + "fc2");
+  if (d.E > 0) {
+    moe_forward(f, d, L, N);
+  } else {
+    f.gemm(N + "fc1", d.T, d.Fl, d.H, false, false, false, act("a2"), P + "fc1.weight", act("h"));
+    f.op(N + "gelu", "bias_gelu_forward", kv({{"rows", d.T}, {"cols", d.Fl}}), kernels::bias_gelu_forward_flops(d.T, d.Fl),
+         kernels::bias_gelu_forward_bytes(d.T, d.Fl, d.s), {{act("h"), T * d.Fl}, {P + "fc1.bias", double(d.Fl)}, {act("gact"), T * d.Fl}});
+    f.gemm(N + "fc2", d.T, d.H, d.Fl, false, false, false, act("gact"), P + "fc2.weight", "ws.proj");
+    f.tp_sum(N + "fc2");
+  }
   f.add(N + "residual2", d.Tl * d.H, y, act("x1"), "ws.proj");
 }
 
@@ -247,16 +358,20 @@ void layer_backward(PhaseBuilder& g, const Dims& d, const std::string& L, int lo
   // Sequence parallelism: the GEMMs take every rank's tokens of a gradient (gathered
   // into a workspace), the norms and adds this rank's.
   const std::string dy_all = d.sp ? "ws.dy_all" : dy, dx1_all = d.sp ? "ws.dx1_all" : "ws.dx1";
-  g.tp_gather(L + "dy");
-  g.gemm(L + "fc2.wgrad", d.Fl, d.H, d.T, true, false, true, act("gact"), dy_all, G + "fc2.weight");
-  g.gemm(L + "fc2.dgrad", d.T, d.Fl, d.H, false, true, false, dy_all, P + "fc2.weight", "ws.dg");
-  g.op(L + "gelu.backward", "bias_gelu_backward", kv({{"rows", d.T}, {"cols", d.Fl}}),
-       kernels::bias_gelu_backward_flops(d.T, d.Fl), kernels::bias_gelu_backward_bytes(d.T, d.Fl, d.s),
-       {{"ws.dg", T * d.Fl}, {act("h"), T * d.Fl}, {P + "fc1.bias", double(d.Fl)}, {"ws.b1_scratch", double(d.Fl)}});
-  g.add(L + "gelu.grad_add", d.Fl, G + "fc1.bias", G + "fc1.bias", "ws.b1_scratch");
-  g.gemm(L + "fc1.wgrad", d.H, d.Fl, d.T, true, false, true, act("a2"), "ws.dg", G + "fc1.weight");
-  g.gemm(L + "fc1.dgrad", d.T, d.H, d.Fl, false, true, false, "ws.dg", P + "fc1.weight", "ws.da");
-  g.tp_sum(L + "fc1.dgrad");
+  if (d.E > 0) {
+    moe_backward(g, d, L, dy);
+  } else {
+    g.tp_gather(L + "dy");
+    g.gemm(L + "fc2.wgrad", d.Fl, d.H, d.T, true, false, true, act("gact"), dy_all, G + "fc2.weight");
+    g.gemm(L + "fc2.dgrad", d.T, d.Fl, d.H, false, true, false, dy_all, P + "fc2.weight", "ws.dg");
+    g.op(L + "gelu.backward", "bias_gelu_backward", kv({{"rows", d.T}, {"cols", d.Fl}}),
+         kernels::bias_gelu_backward_flops(d.T, d.Fl), kernels::bias_gelu_backward_bytes(d.T, d.Fl, d.s),
+         {{"ws.dg", T * d.Fl}, {act("h"), T * d.Fl}, {P + "fc1.bias", double(d.Fl)}, {"ws.b1_scratch", double(d.Fl)}});
+    g.add(L + "gelu.grad_add", d.Fl, G + "fc1.bias", G + "fc1.bias", "ws.b1_scratch");
+    g.gemm(L + "fc1.wgrad", d.H, d.Fl, d.T, true, false, true, act("a2"), "ws.dg", G + "fc1.weight");
+    g.gemm(L + "fc1.dgrad", d.T, d.H, d.Fl, false, true, false, "ws.dg", P + "fc1.weight", "ws.da");
+    g.tp_sum(L + "fc1.dgrad");
+  }
   g.layernorm_backward(L + "ln2.backward", "ws.da", act("x1"), P + "ln2.gamma", L + "ln2", "ws.dxln");
   g.norm_grad_add(L + "ln2.grad_add", G + "ln2");
   g.add(L + "residual2.backward", d.Tl * d.H, "ws.dx1", dy, "ws.dxln");
@@ -291,9 +406,13 @@ std::vector<std::pair<std::string, double>> stage_parameters(const Dims& d, int 
   }
   for (int l = first_layer + layers - 1; l >= first_layer; --l) {
     const std::string L = "layer" + std::to_string(l) + ".";
-    p.push_back({L + "fc2.weight", double(d.Fl) * d.H});
-    p.push_back({L + "fc1.bias", double(d.Fl)});
-    p.push_back({L + "fc1.weight", double(d.H) * d.Fl});
+    if (d.E > 0) {
+      p.push_back({L + "router.weight", double(d.H) * d.E});
+    } else {
+      p.push_back({L + "fc2.weight", double(d.Fl) * d.H});
+      p.push_back({L + "fc1.bias", double(d.Fl)});
+      p.push_back({L + "fc1.weight", double(d.H) * d.Fl});
+    }
     p.push_back({L + "ln2.gamma", double(d.H)});
     p.push_back({L + "ln2.beta", double(d.H)});
     p.push_back({L + "attn_out.weight", double(d.Hl) * d.H});
@@ -305,6 +424,16 @@ std::vector<std::pair<std::string, double>> stage_parameters(const Dims& d, int 
     p.push_back({"embedding.position", double(d.S) * d.H});
     p.push_back({"embedding.token", double(d.Vl) * d.H});
   }
+  // The rank's experts last: their gradients are final only when the backward ends (the
+  // dp sync's prefix order, GradientSink, does not cover them), and with ep they are the
+  // rank's own (no dp sync).
+  for (int l = first_layer + layers - 1; l >= first_layer; --l)
+    for (long long j = d.El - 1; j >= 0; --j) {
+      const std::string X = expert("layer" + std::to_string(l) + ".", j);
+      p.push_back({X + "fc2.weight", double(d.Fl) * d.H});
+      p.push_back({X + "fc1.bias", double(d.Fl)});
+      p.push_back({X + "fc1.weight", double(d.H) * d.Fl});
+    }
   return p;
 }
 
@@ -341,12 +470,25 @@ bool replicated_over_tp(const std::string& parameter) {
   return ends_with(".gamma") || ends_with(".beta") || parameter == "embedding.position";
 }
 
+bool expert_parameter(const std::string& parameter) {
+  const auto dot = parameter.find('.');
+  return dot != std::string::npos && parameter.compare(dot + 1, 6, "expert") == 0;
+}
+
 std::string param_unit(const std::string& parameter) {
   const std::string unit = parameter.substr(0, parameter.find('.'));
   return unit == "head" ? "final" : unit;
 }
 
-const char* to_string(Traffic t) { return t == Traffic::tp ? "tp" : t == Traffic::dp ? "dp" : "pp"; }
+const char* to_string(Traffic t) {
+  switch (t) {
+    case Traffic::tp: return "tp";
+    case Traffic::dp: return "dp";
+    case Traffic::pp: return "pp";
+    case Traffic::ep: return "ep";
+  }
+  return "?";
+}
 
 const char* to_string(DensePath p) { return p == DensePath::vendor ? "vendor" : "portable"; }
 
@@ -360,6 +502,12 @@ DensePath parse_dense_path(const std::string& name) {
   if (name == "portable") return DensePath::portable;
   if (name == "vendor") return DensePath::vendor;
   throw UsageError("dense path '" + name + "': use portable or vendor");
+}
+
+int TrainConfig::expert_capacity() const {
+  const double tokens = double(micro_batch) * seq;
+  const double rows = std::ceil(capacity * top_k * tokens / std::max(1, experts));
+  return static_cast<int>(std::clamp(rows, 1.0, tokens));
 }
 
 int TrainConfig::micro_batches() const {
@@ -390,6 +538,12 @@ constexpr TrainConfigKey config_keys[] = {
     {"staleness", "stale-synchronous dp: each step applies the gradients of this many steps before, their allreduce "
                   "hidden behind the steps between (0: synchronous)", false},
     {"compress", "dp gradients on the wire: none | bf16 (converted to bfloat16 for their allreduce)", false},
+    {"experts", "mixture of experts: every layer's MLP as this many experts behind a router (0: dense MLP)", false},
+    {"top_k", "experts each token goes to", false},
+    {"capacity", "expert capacity factor: an expert takes at most capacity x top_k x tokens / experts of a "
+                 "micro-batch's tokens", false},
+    {"ep", "expert-parallel ranks: 1 (every rank holds every expert) or dp (each holds experts / dp, tokens sent "
+           "by all-to-all)", false},
     {"bucket_bytes", "dp gradient bucket size in bytes", false},
     {"dtype", "float32 | float64", false},
     {"dense", "GEMMs by: portable (Kokkos kernels) | vendor (BLAS via Kokkos Kernels)", false},
@@ -427,6 +581,10 @@ void set_train_config_key(TrainConfig& c, const std::string& key, const std::str
   else if (key == "overlap") c.overlap_dp = integer() != 0;
   else if (key == "sp") c.sp = integer() != 0;
   else if (key == "staleness") c.staleness = integer();
+  else if (key == "experts") c.experts = integer();
+  else if (key == "top_k") c.top_k = integer();
+  else if (key == "capacity") c.capacity = number();
+  else if (key == "ep") c.ep = integer();
   else if (key == "dtype") c.dtype = value;
   else if (key == "dense") c.dense = parse_dense_path(value);
   else if (key == "compress") {
@@ -527,6 +685,33 @@ void TrainConfig::validate() const {
                      (zero != 0 ? "--zero " + std::to_string(zero) : overlap_dp ? std::string("--overlap") : std::string("--staleness")) +
                      ": not offered (the compressed sync runs in the optimizer step, on a converted copy of the whole "
                      "gradient; that sync reduces the gradients in place, bucket by bucket)");
+  if (experts < 0) throw UsageError("--experts " + std::to_string(experts) + ": must be >= 0 (0: a dense MLP)");
+  if (experts > 0) {
+    if (top_k < 1 || top_k > experts)
+      throw UsageError("--top-k " + std::to_string(top_k) + ": use 1 to --experts " + std::to_string(experts));
+    if (!(capacity > 0) || !std::isfinite(capacity))
+      throw UsageError("--capacity " + std::to_string(capacity) + ": the capacity factor must be > 0");
+    if (tp > 1)
+      throw UsageError("--experts with --tp " + std::to_string(tp) +
+                       ": not offered (the experts are not split over tp ranks; spread them with --ep over dp)");
+    if (zero == 3)
+      throw UsageError("--experts with --zero 3: not offered (a layer's experts come last in the flat buffer, apart "
+                       "from the layer's other parameters, so one gather per layer cannot fetch them)");
+  }
+  if (ep < 1) throw UsageError("--ep " + std::to_string(ep) + ": must be >= 1");
+  if (ep > 1) {
+    if (experts == 0) throw UsageError("--ep " + std::to_string(ep) + ": expert parallelism needs --experts");
+    if (ep != dp)
+      throw UsageError("--ep " + std::to_string(ep) + ": use 1 or --dp " + std::to_string(dp) +
+                       " (the experts are spread over the whole dp group)");
+    if (experts % ep != 0)
+      throw UsageError("--experts " + std::to_string(experts) + " is not a multiple of --ep " + std::to_string(ep));
+    if (zero != 0 || staleness > 0 || compress != Compression::none)
+      throw UsageError("--ep " + std::to_string(ep) + " with " +
+                       (zero != 0 ? "--zero " + std::to_string(zero) : staleness > 0 ? std::string("--staleness") : std::string("--compress")) +
+                       ": not offered (these syncs and updates cover the whole flat gradient buffer; with ep the "
+                       "rank's experts are its own and must stay out of them)");
+  }
   if (!(bucket_bytes > 0)) throw UsageError("--bucket-bytes " + std::to_string(bucket_bytes) + ": must be > 0");
 }
 
@@ -550,7 +735,10 @@ StepPlan plan_step(const TrainConfig& config) {
     // gathers before the unit's ops.
     auto params = stage_parameters(d, st.layers_first, st.layers_count, first, last);
     const bool sharded = config.zero >= 1 && config.dp > 1, by_unit = sharded && config.zero == 3;
-    const auto buckets = buckets_of(params, config.bucket_bytes, d.s, sharded ? config.dp : 1, by_unit);
+    // With ep the rank's experts are its own: no bucket holds them.
+    std::vector<std::pair<std::string, double>> synced, own;
+    for (const auto& p : params) (config.ep > 1 && expert_parameter(p.first) ? own : synced).push_back(p);
+    const auto buckets = buckets_of(synced, config.bucket_bytes, d.s, sharded ? config.dp : 1, by_unit);
     auto gather = [&](PhaseBuilder& b, const std::string& unit) {
       if (!by_unit) return;
       for (const auto& bucket : buckets)
@@ -641,19 +829,15 @@ StepPlan plan_step(const TrainConfig& config) {
     if (!last) st.receive_gradient = {{"ws.gA", act_bytes}};
 
     // Gradient sync over dp and the optimizer step.
-    for (const auto& p : params) {
-      st.parameters += p.second;
-      st.dp_sync_operands.push_back({"g:" + p.first, p.second * d.s});
-    }
+    for (const auto& p : params) st.parameters += p.second;
+    for (const auto& p : synced) st.dp_sync_operands.push_back({"g:" + p.first, p.second * d.s});
     const bool adamw = config.optimizer == Optimizer::adamw;
     // The update of the given parameters' elements (a 1/share of each: ZeRO-1's block).
     auto update = [&](PhaseBuilder& o, const std::string& name, double n, const Bucket* only, double share) {
       std::vector<std::pair<std::string, double>> touched;
-      for (const auto& b : buckets)
-        if (!only || &b == only)
-          for (const auto& [param, elements] : b.params)
-            for (const char* state : {"p:", "g:", "m:", "v:"})
-              if (adamw || state[0] == 'p' || state[0] == 'g') touched.push_back({state + param, elements / share});
+      for (const auto& [param, elements] : only ? only->params : params)
+        for (const char* state : {"p:", "g:", "m:", "v:"})
+          if (adamw || state[0] == 'p' || state[0] == 'g') touched.push_back({state + param, elements / share});
       Phase& ph = st.optimizer;
       if (adamw)
         o.op(name, "adamw_update", kv({{"n", (long long)n}}), kernels::adamw_flops(n), kernels::adamw_bytes(n, d.s), {});
@@ -676,8 +860,9 @@ StepPlan plan_step(const TrainConfig& config) {
       o.tp_allreduce("optimizer.sp_grads", n);
       copy("optimizer.sp_grads.unpack");
     }
-    double flat = 0;
+    double flat = 0;  // the gradient buffer: the buckets, padded, and the rank's own experts
     for (const auto& b : buckets) flat += b.elements;
+    for (const auto& p : own) flat += p.second;
     const bool compressed = config.compress != Compression::none && config.dp > 1;
     if (compressed) {  // the whole gradient converted, each bucket's allreduce on the copy, converted back
       const std::vector<Operand> grads = st.dp_sync_operands;

@@ -76,6 +76,21 @@ struct TrainConfig {
   // allreduce on the converted copy, converted back (optimizer.decompress). Needs zero =
   // 0, no overlap and staleness 0 (their syncs run on the gradients in place).
   Compression compress = Compression::none;
+  // Mixture of experts (Switch/GShard): with experts = E > 0 every layer's MLP is E
+  // expert MLPs (each hidden -> 4 hidden -> hidden, GELU) behind a router (a [hidden, E]
+  // GEMM and a softmax); each token goes to its top_k experts, scaled by the router's
+  // probability, and each expert takes at most capacity x top_k x tokens / E of a
+  // micro-batch's tokens (first choices first, in token order; the rest pass by on the
+  // residual alone). No load-balancing loss: the loss is the cross-entropy, so any layout
+  // of one model trains the same curve. Expert parallelism: ep = dp ranks each hold E / ep
+  // of the experts; the tokens go to their experts' ranks and back by an all-to-all
+  // (dispatch and combine, and both again in backward) over the dp group, and the
+  // experts' gradients, complete on their rank, skip the dp sync. ep = 1: every rank
+  // holds every expert, synced over dp like the other parameters. Not with tp (the
+  // experts are not split over tp ranks).
+  int experts = 0, top_k = 1, ep = 1;
+  double capacity = 1.25;
+  int expert_capacity() const;  // rows per expert and micro-batch: ceil(capacity top_k T / E), at least 1
   double bucket_bytes = 1 << 20;
   std::string dtype = "float32";
   int micro_batches() const;    // global_batch / (micro_batch * dp); validated by validate()
@@ -133,8 +148,9 @@ struct ComputeOp {
   std::vector<Operand> operands;  // each tensor once (the plan's; the proxy's records leave it empty)
 };
 
-// The parallelism a message serves: its communicator, and the level that costs it.
-enum class Traffic { tp, dp, pp };
+// The parallelism a message serves: its communicator, and the level that costs it (ep:
+// the experts' all-to-alls, on the dp group).
+enum class Traffic { tp, dp, pp, ep };
 const char* to_string(Traffic traffic);
 
 struct CommOp {
@@ -162,6 +178,11 @@ struct CommOp {
 // embedding). Under sequence parallelism their gradients are partial sums over the
 // ranks' tokens, summed over tp once per step.
 bool replicated_over_tp(const std::string& parameter);
+
+// Whether a parameter is one of an MoE layer's experts ("layer3.expert1.fc1.weight": the
+// stage's expert 1 of the rank's E / ep; TrainConfig::experts). With ep > 1 they are the
+// rank's own and skip the dp sync; they come last in the flat buffer either way.
+bool expert_parameter(const std::string& parameter);
 
 // The unit a parameter belongs to for ZeRO-3 (what is gathered and released together,
 // FSDP's wrapped module): "layer<l>", "final" (head and final layernorm), "embedding".

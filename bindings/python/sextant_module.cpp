@@ -61,6 +61,7 @@ model::LevelMap levels_of(const py::object& levels) {
   if (d.contains("tp")) m.tp = d["tp"].cast<std::string>();
   if (d.contains("dp")) m.dp = d["dp"].cast<std::string>();
   if (d.contains("pp")) m.pp = d["pp"].cast<std::string>();
+  m.ep = d.contains("ep") ? d["ep"].cast<std::string>() : m.dp;  // the experts' all-to-alls run on the dp group
   return m;
 }
 

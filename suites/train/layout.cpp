@@ -8,7 +8,7 @@
 namespace sextant::train {
 
 Layout::Layout(const model::TrainConfig& config, MPI_Comm world_in)
-    : dp(config.dp), tp(config.tp), pp(config.pp) {
+    : dp(config.dp), tp(config.tp), pp(config.pp), ep(config.ep) {
   const int size = comm_size(world_in);
   if (size != config.ranks())
     throw UsageError("the grid --dp " + std::to_string(dp) + " x --tp " + std::to_string(tp) + " x --pp " +

@@ -24,6 +24,11 @@ class Layout {
   MPI_Comm tp_comm = MPI_COMM_NULL;  // same stage and dp rank; rank = tp_rank
   MPI_Comm pp_comm = MPI_COMM_NULL;  // same dp and tp rank; rank = stage
 
+  // Expert parallelism (model::TrainConfig::ep): 1, or the dp group, whose ranks then
+  // each hold experts / ep of every MoE layer's experts and exchange tokens over dp_comm.
+  int ep = 1;
+  int ep_rank() const { return ep > 1 ? dp_rank : 0; }
+
   bool first_stage() const { return pp_rank == 0; }
   bool last_stage() const { return pp_rank == pp - 1; }
 };

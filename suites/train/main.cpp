@@ -73,15 +73,15 @@ int run(int argc, char** argv) {
       }
       std::printf("# median step time %.6f s\n", r.median_step_time());
       std::printf("# per rank, mean over measured steps (seconds)\n");
-      std::printf("%-5s %-9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "rank", "dp/tp/pp", "total", "forward",
-                  "backward", "optimizer", "tp_comm", "pp_comm", "dp_comm", "pp_idle", "other");
+      std::printf("%-5s %-9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "rank", "dp/tp/pp", "total", "forward",
+                  "backward", "optimizer", "tp_comm", "pp_comm", "dp_comm", "ep_comm", "pp_idle", "other");
       for (int k = 0; k < r.ranks; ++k) {
         auto p = r.mean_phases(k);
         char where[32];
         std::snprintf(where, sizeof where, "%d/%d/%d", r.coords[k].dp, r.coords[k].tp, r.coords[k].pp);
-        std::printf("%-5d %-9s %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f\n", k, where, p.total,
-                    p.forward, p.backward, p.optimizer, p.tp_comm, p.pp_comm, p.dp_comm, p.pipeline_idle,
-                    p.other());
+        std::printf("%-5d %-9s %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f\n", k, where, p.total,
+                    p.forward, p.backward, p.optimizer, p.tp_comm, p.pp_comm, p.dp_comm, p.ep_comm,
+                    p.pipeline_idle, p.other());
       }
     }
     return 0;

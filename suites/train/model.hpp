@@ -31,6 +31,13 @@
 // allgathered into a workspace. The norms' and the position embedding's gradients then
 // cover this rank's tokens only: the optimizer sums them over tp (optimizer.hpp).
 //
+// Mixture of experts (TrainConfig::experts): the MLP is E experts behind a router; the
+// layer's a2 rows are dispatched to their experts' rows ([E, C, H], zeros where an expert
+// has fewer tokens than rows), with ep exchanged with the experts' ranks by an all-to-all
+// over the dp group (and regrouped by expert where a rank holds several), run through
+// each expert's MLP, sent back, and combined weighted by the router's probabilities
+// (models/train_plan.cpp has the op list; suites/train/ops.hpp the routing kernels).
+//
 // Gradients accumulate over micro-batches: weight-gradient GEMMs with beta = 1, and the
 // kernels that overwrite their parameter gradients (layernorm, bias-GELU, embedding)
 // write a scratch that stream_add adds in. They become final, in flat-buffer order,
@@ -87,11 +94,13 @@ class Stage {
  public:
   Stage(const model::TrainConfig& c, const Layout& layout, Recorder& rec, ParamStore<S>& store, int slots,
         int layers_first, int layers_count, WaitMode wait)
-      : rec_(rec), store_(store), wait_(wait), dense_(c.dense), recompute_(c.recompute), tp_comm_(layout.tp_comm), tp_(c.tp),
+      : rec_(rec), store_(store), wait_(wait), dense_(c.dense), recompute_(c.recompute), tp_comm_(layout.tp_comm),
+        ep_comm_(layout.dp_comm), tp_(c.tp), ep_(c.ep),
         tp_rank_(layout.tp_rank), first_(layout.first_stage()), last_(layout.last_stage()), sp_(c.sp),
         b_(c.micro_batch), S_(c.seq), H_(c.hidden), T_(b_ * S_), Tl_(sp_ ? T_ / c.tp : T_),
         tok0_(sp_ ? Tl_ * layout.tp_rank : 0), Hl_(c.hidden / c.tp), Al_(c.heads / c.tp), D_(c.hidden / c.heads),
         Fl_(4LL * c.hidden / c.tp), Vl_(c.vocab / c.tp), Vrows_(Vl_ + (c.tp > 1 ? 1 : 0)), BH_(b_ * Al_),
+        E_(c.experts), El_(c.experts / c.ep), k_(c.top_k), C_(c.experts > 0 ? c.expert_capacity() : 0),
         scale_(S(1 / std::sqrt(double(D_)))) {
     for (int l = layers_first; l < layers_first + layers_count; ++l) layers_.push_back(bind_layer(l));
     if (first_) {
@@ -130,6 +139,13 @@ class Stage {
     dqkvh_ = alloc1<S>("dqkvh", 3 * BH_ * S_ * D_);
     ln_scratch_ = alloc1<S>("ln_scratch", 2 * H_);
     b1_scratch_ = alloc1<S>("b1_scratch", Fl_);
+    if (E_ > 0) {
+      const std::int64_t R = E_ * C_;
+      choice_ = Index("moe_choice", T_ * k_);
+      dprobs_ = alloc2<S>("dprobs", T_, E_);
+      for (V2<S>* w : {&moe_send_, &moe_recv_, &moe_y_, &moe_dy_, &moe_dx_}) *w = alloc2<S>("moe_rows", R, H_);
+      moe_dg_ = alloc2<S>("moe_dg", ep_ * C_, Fl_);
+    }
   }
 
   // Token data of the current step: local embedding rows (first stage) and target token
@@ -153,7 +169,7 @@ class Stage {
     Slot& sl = slots_[slot];
     if (first_) with_unit(i_pos_, [&] { embedding_forward(mb, sl.xs[0]); });
     for (std::size_t l = 0; l < layers_.size(); ++l)
-      with_unit(layers_[l].i_w2, [&] { layer_forward(layers_[l], sl.acts[l], sl.xs[l], sl.xs[l + 1]); });
+      with_unit(layers_[l].i_ln1, [&] { layer_forward(layers_[l], sl.acts[l], sl.xs[l], sl.xs[l + 1]); });
     if (last_) with_unit(i_head_, [&] { final_forward(mb, sl); });
   }
 
@@ -165,7 +181,7 @@ class Stage {
     V2<S> dy = gA_, spare = gB_;  // gA_ holds the incoming gradient (received, or from final_backward)
     for (int l = int(layers_.size()) - 1; l >= 0; --l) {
       V2<S> dx = l > 0 ? spare : (first_ ? demb_ : sl.dx_send);
-      with_unit(layers_[l].i_w2, [&] { layer_backward(layers_[l], sl.acts[l], sl.xs[l], dy, dx, sink); });
+      with_unit(layers_[l].i_ln1, [&] { layer_backward(layers_[l], sl.acts[l], sl.xs[l], dy, dx, sink); });
       spare = dy;
       dy = dx;
     }
@@ -181,16 +197,28 @@ class Stage {
     if (units) units->release(param);
   }
 
+  struct MlpParams {  // the dense MLP, or one expert's
+    U2<S> w1, w2, dw1, dw2;
+    U1<S> b1, db1;
+    int i_w2 = -1, i_b1 = -1, i_w1 = -1;
+  };
   struct LayerParams {
     std::string prefix;  // "layer3."
-    U2<S> wqkv, wo, w1, w2, dwqkv, dwo, dw1, dw2;
-    U1<S> b1, ln1g, ln1b, ln2g, ln2b, db1, dln1, dln2;  // dln*: gamma and beta gradients, adjacent
-    int i_w2, i_b1, i_w1, i_ln2, i_wo, i_wqkv, i_ln1;  // for the sink (ln: the beta's index)
+    U2<S> wqkv, wo, dwqkv, dwo;
+    U1<S> ln1g, ln1b, ln2g, ln2b, dln1, dln2;  // dln*: gamma and beta gradients, adjacent
+    int i_ln2, i_wo, i_wqkv, i_ln1;  // for the sink (ln: the beta's index)
+    MlpParams mlp;                   // without experts
+    U2<S> wr, dwr;                   // with experts: the router
+    int i_router = -1;
+    std::vector<MlpParams> experts;  // the rank's
   };
+  using Index = Kokkos::View<std::int32_t*, Kokkos::LayoutRight, Mem>;
   struct LayerActs {  // what backward needs from forward, per micro-batch in flight
-    V2<S> a1, x1, a2, h, gact, om;
+    V2<S> a1, x1, a2, h, gact, om;  // h, gact: the dense MLP's, or the rank's experts' [E C, F]
     V1<S> mean1, rstd1, mean2, rstd2, qkvh;  // qkvh: q, k, v as 3 x [BH, S, D]
     V3<S> P;
+    V2<S> probs, moe_x, moe_out;  // experts: router probabilities [T, E]; the experts' input and output rows [E C, H]
+    Index rows, tokens;           // experts: each choice's row [T, k], each row's token [E C]
   };
   struct Slot {
     std::vector<V2<S>> xs;  // xs[l]: input of layer l; xs.back(): the stage's output
@@ -199,24 +227,28 @@ class Stage {
     V1<S> meanf, rstdf, ce_max;
   };
 
+  MlpParams bind_mlp(const std::string& prefix) {
+    MlpParams m;
+    m.i_w2 = store_.index(prefix + "fc2.weight");
+    m.i_b1 = store_.index(prefix + "fc1.bias");
+    m.i_w1 = store_.index(prefix + "fc1.weight");
+    m.w2 = store_.param2(m.i_w2);
+    m.dw2 = store_.grad2(m.i_w2);
+    m.b1 = store_.param1(m.i_b1);
+    m.db1 = store_.grad1(m.i_b1);
+    m.w1 = store_.param2(m.i_w1);
+    m.dw1 = store_.grad2(m.i_w1);
+    return m;
+  }
+
   LayerParams bind_layer(int l) {
     LayerParams p;
     p.prefix = "layer" + std::to_string(l) + ".";
-    p.i_w2 = store_.index(p.prefix + "fc2.weight");
-    p.i_b1 = p.i_w2 + 1;
-    p.i_w1 = p.i_w2 + 2;
-    const int ln2g = p.i_w2 + 3;
-    p.i_ln2 = p.i_w2 + 4;
-    p.i_wo = p.i_w2 + 5;
-    p.i_wqkv = p.i_w2 + 6;
-    const int ln1g = p.i_w2 + 7;
-    p.i_ln1 = p.i_w2 + 8;
-    p.w2 = store_.param2(p.i_w2);
-    p.dw2 = store_.grad2(p.i_w2);
-    p.b1 = store_.param1(p.i_b1);
-    p.db1 = store_.grad1(p.i_b1);
-    p.w1 = store_.param2(p.i_w1);
-    p.dw1 = store_.grad2(p.i_w1);
+    const int ln2g = store_.index(p.prefix + "ln2.gamma"), ln1g = store_.index(p.prefix + "ln1.gamma");
+    p.i_ln2 = store_.index(p.prefix + "ln2.beta");
+    p.i_wo = store_.index(p.prefix + "attn_out.weight");
+    p.i_wqkv = store_.index(p.prefix + "qkv.weight");
+    p.i_ln1 = store_.index(p.prefix + "ln1.beta");
     p.ln2g = store_.param1(ln2g);
     p.ln2b = store_.param1(p.i_ln2);
     p.dln2 = store_.grad1(ln2g, 2);
@@ -227,7 +259,18 @@ class Stage {
     p.ln1g = store_.param1(ln1g);
     p.ln1b = store_.param1(p.i_ln1);
     p.dln1 = store_.grad1(ln1g, 2);
+    if (E_ == 0) {
+      p.mlp = bind_mlp(p.prefix);
+      return p;
+    }
+    p.i_router = store_.index(p.prefix + "router.weight");
+    p.wr = store_.param2(p.i_router);
+    p.dwr = store_.grad2(p.i_router);
+    for (std::int64_t j = 0; j < El_; ++j) p.experts.push_back(bind_mlp(expert_prefix(p.prefix, j)));
     return p;
+  }
+  static std::string expert_prefix(const std::string& layer, std::int64_t j) {
+    return layer + "expert" + std::to_string(j) + ".";
   }
 
   // A micro-batch's buffers. What the backward recomputes lives once, in shared_acts_
@@ -268,8 +311,16 @@ class Stage {
     a.a1 = alloc2<S>("a1", T_, H_);  // the norms' outputs: every rank's tokens (gathered with sp)
     a.x1 = alloc2<S>("x1", Tl_, H_);
     a.a2 = alloc2<S>("a2", T_, H_);
-    a.h = alloc2<S>("h", T_, Fl_);
-    a.gact = alloc2<S>("gact", T_, Fl_);
+    const std::int64_t mlp_rows = E_ > 0 ? E_ * C_ : T_;  // the rank's experts: E / ep of them, ep C rows each
+    a.h = alloc2<S>("h", mlp_rows, Fl_);
+    a.gact = alloc2<S>("gact", mlp_rows, Fl_);
+    if (E_ > 0) {
+      a.probs = alloc2<S>("probs", T_, E_);
+      a.moe_x = alloc2<S>("moe_x", E_ * C_, H_);
+      a.moe_out = alloc2<S>("moe_out", E_ * C_, H_);
+      a.rows = Index("moe_rows", T_ * k_);
+      a.tokens = Index("moe_tokens", E_ * C_);
+    }
     a.om = alloc2<S>("om", T_, Hl_);
     a.mean1 = alloc1<S>("mean1", Tl_);
     a.rstd1 = alloc1<S>("rstd1", Tl_);
@@ -445,13 +496,17 @@ class Stage {
     add(L, "residual1", a.x1.data(), x.data(), proj_ws_.data(), Tl_ * H_);
     layernorm_fwd(L, "ln2", a.x1, p.ln2g, p.ln2b, mine(a.a2), a.mean2, a.rstd2);
     tp_gather(mine(a.a2).data(), a.a2, L, "ln2");
-    gemm(L, "fc1", kernels::Trans::no, kernels::Trans::no, a.a2, p.w1, a.h, false);
-    op(
-        L, "gelu", "bias_gelu_forward", [&] { return kv({{"rows", T_}, {"cols", Fl_}}); },
-        kernels::bias_gelu_forward_flops(T_, Fl_), kernels::bias_gelu_forward_bytes(T_, Fl_, sizeof(S)),
-        [&] { kernels::bias_gelu_forward(exec_, a.h, p.b1, a.gact); });
-    gemm(L, "fc2", kernels::Trans::no, kernels::Trans::no, a.gact, p.w2, proj_ws_, false);
-    tp_sum(proj_ws_, L, "fc2");
+    if (E_ > 0) {
+      moe_forward(p, a, L);
+    } else {
+      gemm(L, "fc1", kernels::Trans::no, kernels::Trans::no, a.a2, p.mlp.w1, a.h, false);
+      op(
+          L, "gelu", "bias_gelu_forward", [&] { return kv({{"rows", T_}, {"cols", Fl_}}); },
+          kernels::bias_gelu_forward_flops(T_, Fl_), kernels::bias_gelu_forward_bytes(T_, Fl_, sizeof(S)),
+          [&] { kernels::bias_gelu_forward(exec_, a.h, p.mlp.b1, a.gact); });
+      gemm(L, "fc2", kernels::Trans::no, kernels::Trans::no, a.gact, p.mlp.w2, proj_ws_, false);
+      tp_sum(proj_ws_, L, "fc2");
+    }
     add(L, "residual2", y.data(), a.x1.data(), proj_ws_.data(), Tl_ * H_);
   }
 
@@ -519,20 +574,13 @@ class Stage {
     // With sp the GEMMs take every rank's tokens of the gradients (gathered), the norms
     // and adds this rank's.
     const V2<S> dy_all = sp_ ? dy_all_ : dy, dx1_all = sp_ ? dx1_all_ : dx1_;
-    tp_gather(dy.data(), dy_all, L, "dy");
-    gemm(L, "fc2.wgrad", Trans::yes, Trans::no, a.gact, dy_all, p.dw2, true);
-    ready(sink, p.i_w2);
-    gemm(L, "fc2.dgrad", Trans::no, Trans::yes, dy_all, p.w2, dg_, false);
-    op(
-        L, "gelu.backward", "bias_gelu_backward", [&] { return kv({{"rows", T_}, {"cols", Fl_}}); },
-        kernels::bias_gelu_backward_flops(T_, Fl_), kernels::bias_gelu_backward_bytes(T_, Fl_, sizeof(S)),
-        [&] { kernels::bias_gelu_backward(exec_, dg_, a.h, p.b1, dg_, b1_scratch_); });  // in place
-    add(L, "gelu.grad_add", p.db1.data(), p.db1.data(), b1_scratch_.data(), Fl_);
-    ready(sink, p.i_b1);
-    gemm(L, "fc1.wgrad", Trans::yes, Trans::no, a.a2, dg_, p.dw1, true);
-    ready(sink, p.i_w1);
-    gemm(L, "fc1.dgrad", Trans::no, Trans::yes, dg_, p.w1, da_, false);
-    tp_sum(da_, L, "fc1.dgrad");
+    if (E_ > 0) {
+      moe_backward(p, a, dy, sink);
+    } else {
+      tp_gather(dy.data(), dy_all, L, "dy");
+      mlp_backward(L, p.mlp, a.a2, a.h, a.gact, dy_all, dg_, da_, sink);
+      tp_sum(da_, L, "fc1.dgrad");
+    }
     layernorm_bwd(L, "ln2.backward", "ln2.grad_add", summed(da_), a.x1, p.ln2g, a.mean2, a.rstd2, dxln_, p.dln2);
     ready(sink, p.i_ln2);
     add(L, "residual2.backward", dx1_.data(), dy.data(), dxln_.data(), Tl_ * H_);
@@ -561,6 +609,139 @@ class Stage {
     layernorm_bwd(L, "ln1.backward", "ln1.grad_add", summed(da_), x, p.ln1g, a.mean1, a.rstd1, dxln_, p.dln1);
     ready(sink, p.i_ln1);
     add(L, "residual1.backward", dx.data(), dx1_.data(), dxln_.data(), Tl_ * H_);
+  }
+
+  // An MLP's backward from the gradient at its output dy to its input's dx, dg its
+  // workspace: the dense MLP's (its gradients reported to the sink) or an expert's.
+  template <class X, class H, class G, class DY, class DG, class DX>
+  void mlp_backward(const std::string& L, MlpParams& m, X x, H h, G gact, DY dy, DG dg, DX dx, GradientSink* sink) {
+    using kernels::Trans;
+    const std::int64_t rows = dg.extent(0);
+    gemm(L, "fc2.wgrad", Trans::yes, Trans::no, gact, dy, m.dw2, true);
+    ready(sink, m.i_w2);
+    gemm(L, "fc2.dgrad", Trans::no, Trans::yes, dy, m.w2, dg, false);
+    op(
+        L, "gelu.backward", "bias_gelu_backward", [&] { return kv({{"rows", rows}, {"cols", Fl_}}); },
+        kernels::bias_gelu_backward_flops(rows, Fl_), kernels::bias_gelu_backward_bytes(rows, Fl_, sizeof(S)),
+        [&] { kernels::bias_gelu_backward(exec_, dg, h, m.b1, dg, b1_scratch_); });  // in place
+    add(L, "gelu.grad_add", m.db1.data(), m.db1.data(), b1_scratch_.data(), Fl_);
+    ready(sink, m.i_b1);
+    gemm(L, "fc1.wgrad", Trans::yes, Trans::no, x, dg, m.dw1, true);
+    ready(sink, m.i_w1);
+    gemm(L, "fc1.dgrad", Trans::no, Trans::yes, dg, m.w1, dx, false);
+  }
+
+  // ---- mixture of experts ------------------------------------------------------------------
+
+  bool regrouped() const { return ep_ > 1 && El_ > 1; }
+  // Expert j's rows of a [E C, cols] buffer laid out by expert: ep C each.
+  U2<S> expert_rows(const V2<S>& v, std::int64_t j) const {
+    const std::int64_t rows = ep_ * C_, cols = v.extent(1);
+    return U2<S>(v.data() + j * rows * cols, rows, cols);
+  }
+  U2<S> expert_rows(S* data, std::int64_t j) const { return U2<S>(data + j * ep_ * C_ * H_, ep_ * C_, H_); }
+
+  // Each rank's E / ep experts' rows to their rank, over the dp group.
+  void ep_alltoall(const S* send, S* receive, const std::string& prefix, const char* name) {
+    if (ep_ == 1) return;
+    const std::int64_t n = El_ * C_ * H_;
+    rec_.comm(
+        CommKind::ep,
+        [&] {
+          MPI_Request r;
+          SEXTANT_MPI_CHECK(MPI_Ialltoall(send, int(n), mpi_type<S>(), receive, int(n), mpi_type<S>(), ep_comm_, &r));
+          wait(r, wait_);
+        },
+        [&] {
+          return model::CommOp{prefix + name + ".ep_alltoall", model::Traffic::ep, "alltoall", double(n) * sizeof(S), ep_};
+        });
+  }
+  // Rows from [A][B][C] blocks to [B][A][C] (by rank to by expert, or back).
+  void regroup(const std::string& prefix, const char* name, const S* from, S* to, std::int64_t A, std::int64_t B) {
+    if (!regrouped()) return;
+    const std::int64_t R = E_ * C_;
+    op(
+        prefix, name, "moe_regroup", [&] { return kv({{"ranks", ep_}, {"experts", El_}, {"rows", C_}, {"dim", H_}}); }, 0,
+        moe_regroup_bytes(R, H_, sizeof(S)), [&] { moe_regroup(exec_, from, to, A, B, C_ * H_); });
+  }
+
+  void moe_forward(LayerParams& p, LayerActs& a, const std::string& L) {
+    using kernels::Trans;
+    const std::int64_t R = E_ * C_;
+    gemm(L, "router", Trans::no, Trans::no, a.a2, p.wr, a.probs, false);
+    op(
+        L, "router.softmax", "softmax_forward", [&] { return kv({{"rows", T_}, {"cols", E_}}); },
+        kernels::softmax_forward_flops(T_, E_), kernels::softmax_forward_bytes(T_, E_, sizeof(S)),
+        [&] { kernels::softmax_forward(exec_, a.probs, a.probs); });
+    op(
+        L, "moe.route", "moe_route", [&] { return kv({{"tokens", T_}, {"experts", E_}, {"top_k", k_}, {"capacity", C_}}); },
+        0, moe_route_bytes(T_, E_, k_, R, sizeof(S)),
+        [&] { moe_route(exec_, a.probs.data(), choice_.data(), a.rows.data(), a.tokens.data(), T_, E_, k_, C_); });
+    // The rows go straight where they are used next (models/train_plan.cpp, moe_forward).
+    S* sent = ep_ > 1 ? moe_send_.data() : a.moe_x.data();
+    op(
+        L, "moe.dispatch", "moe_dispatch", [&] { return kv({{"rows", R}, {"dim", H_}}); }, 0,
+        moe_dispatch_bytes(R, H_, sizeof(S)), [&] { moe_dispatch(exec_, a.a2.data(), a.tokens.data(), sent, R, H_); });
+    ep_alltoall(moe_send_.data(), regrouped() ? moe_recv_.data() : a.moe_x.data(), L, "moe.dispatch");
+    regroup(L, "moe.regroup", moe_recv_.data(), a.moe_x.data(), ep_, El_);
+    const V2<S> y = ep_ > 1 ? moe_y_ : a.moe_out;
+    for (std::int64_t j = 0; j < El_; ++j) {
+      const MlpParams& m = p.experts[j];
+      const std::string X = expert_prefix(L, j);
+      const U2<S> h = expert_rows(a.h, j), gact = expert_rows(a.gact, j);
+      gemm(X, "fc1", Trans::no, Trans::no, expert_rows(a.moe_x, j), m.w1, h, false);
+      op(
+          X, "gelu", "bias_gelu_forward", [&] { return kv({{"rows", ep_ * C_}, {"cols", Fl_}}); },
+          kernels::bias_gelu_forward_flops(ep_ * C_, Fl_), kernels::bias_gelu_forward_bytes(ep_ * C_, Fl_, sizeof(S)),
+          [&] { kernels::bias_gelu_forward(exec_, h, m.b1, gact); });
+      gemm(X, "fc2", Trans::no, Trans::no, gact, m.w2, expert_rows(y, j), false);
+    }
+    regroup(L, "moe.regroup.back", moe_y_.data(), moe_send_.data(), El_, ep_);
+    ep_alltoall(regrouped() ? moe_send_.data() : moe_y_.data(), a.moe_out.data(), L, "moe.combine");
+    op(
+        L, "moe.combine", "moe_combine", [&] { return kv({{"tokens", T_}, {"top_k", k_}, {"dim", H_}}); },
+        moe_combine_flops(T_, k_, H_), moe_combine_bytes(T_, k_, H_, sizeof(S)),
+        [&] { moe_combine(exec_, a.moe_out.data(), a.probs.data(), a.rows.data(), proj_ws_.data(), T_, E_, k_, C_, H_); });
+  }
+
+  // From the gradient at the layer's output dy to da_ (the norm's), with the router's and
+  // the experts' gradients (the router's reported to the sink; the experts' come last in
+  // the flat buffer: final when the backward ends).
+  void moe_backward(LayerParams& p, LayerActs& a, V2<S> dy, GradientSink* sink) {
+    using kernels::Trans;
+    const std::string& L = p.prefix;
+    const std::int64_t R = E_ * C_;
+    S* dout = ep_ > 1 ? moe_send_.data() : moe_dy_.data();
+    op(
+        L, "moe.combine.backward", "moe_combine_backward", [&] { return kv({{"rows", R}, {"dim", H_}}); },
+        moe_combine_backward_flops(R, H_), moe_combine_backward_bytes(R, H_, sizeof(S)),
+        [&] { moe_combine_backward(exec_, dy.data(), a.probs.data(), a.tokens.data(), dout, E_, C_, H_); });
+    op(
+        L, "moe.gate.backward", "moe_gate_backward",
+        [&] { return kv({{"tokens", T_}, {"experts", E_}, {"top_k", k_}, {"dim", H_}}); },
+        moe_gate_backward_flops(T_, k_, H_), moe_gate_backward_bytes(T_, k_, E_, H_, sizeof(S)), [&] {
+          moe_gate_backward(exec_, dy.data(), a.moe_out.data(), a.rows.data(), dprobs_.data(), T_, E_, k_, C_, H_);
+        });
+    ep_alltoall(moe_send_.data(), regrouped() ? moe_recv_.data() : moe_dy_.data(), L, "moe.combine.backward");
+    regroup(L, "moe.regroup.backward", moe_recv_.data(), moe_dy_.data(), ep_, El_);
+    S* dx = regrouped() ? moe_y_.data() : ep_ > 1 ? moe_send_.data() : moe_dx_.data();
+    for (std::int64_t j = El_ - 1; j >= 0; --j)
+      mlp_backward(expert_prefix(L, j), p.experts[j], expert_rows(a.moe_x, j), expert_rows(a.h, j),
+                   expert_rows(a.gact, j), expert_rows(moe_dy_, j), moe_dg_, expert_rows(dx, j), nullptr);
+    regroup(L, "moe.regroup.back.backward", moe_y_.data(), moe_send_.data(), El_, ep_);
+    ep_alltoall(moe_send_.data(), moe_recv_.data(), L, "moe.dispatch.backward");
+    const S* drows = ep_ > 1 ? moe_recv_.data() : moe_dx_.data();
+    op(
+        L, "moe.dispatch.backward", "moe_dispatch_backward", [&] { return kv({{"tokens", T_}, {"top_k", k_}, {"dim", H_}}); },
+        moe_dispatch_backward_flops(T_, k_, H_), moe_dispatch_backward_bytes(T_, k_, H_, sizeof(S)),
+        [&] { moe_dispatch_backward(exec_, drows, a.rows.data(), da_.data(), T_, k_, H_); });
+    op(
+        L, "router.softmax.backward", "softmax_backward", [&] { return kv({{"rows", T_}, {"cols", E_}}); },
+        kernels::softmax_backward_flops(T_, E_), kernels::softmax_backward_bytes(T_, E_, sizeof(S)),
+        [&] { kernels::softmax_backward(exec_, a.probs, dprobs_, dprobs_); });
+    gemm(L, "router.wgrad", Trans::yes, Trans::no, a.a2, dprobs_, p.dwr, true);
+    ready(sink, p.i_router);
+    gemm(L, "router.dgrad", Trans::no, Trans::yes, dprobs_, p.wr, da_, true);
   }
 
   void embedding_backward(int mb, GradientSink* sink) {
@@ -596,10 +777,11 @@ class Stage {
   model::Recompute recompute_;
   LayerActs shared_acts_;  // what recomputation overwrites: every layer's and slot's (full), or P alone (selective)
   V2<S> recompute_y_;      // full recomputation's layer output (the next layer's input stays the slot's)
-  MPI_Comm tp_comm_;
-  int tp_, tp_rank_;
+  MPI_Comm tp_comm_, ep_comm_;  // ep_comm_: the dp group
+  int tp_, ep_, tp_rank_;
   bool first_, last_, sp_;
   std::int64_t b_, S_, H_, T_, Tl_, tok0_, Hl_, Al_, D_, Fl_, Vl_, Vrows_, BH_;
+  std::int64_t E_, El_, k_, C_;  // experts, the rank's, choices per token, rows per expert and micro-batch
   S scale_;
   int i_pos_ = -1, i_tok_ = -1, i_head_ = -1, i_lnf_ = -1;
   std::vector<LayerParams> layers_;
@@ -611,6 +793,9 @@ class Stage {
   V2<S> dy_all_, dx1_all_;  // sp: every rank's tokens of the gradients the GEMMs take
   V3<S> o_ws_, do_, dP_;
   V1<S> dqkvh_, ln_scratch_, b1_scratch_;
+  // Experts: each token's choices; the probabilities' gradient; the rows' workspaces.
+  Index choice_;
+  V2<S> dprobs_, moe_send_, moe_recv_, moe_y_, moe_dy_, moe_dx_, moe_dg_;
 };
 
 }  // namespace sextant::train

@@ -1,7 +1,7 @@
 #pragma once
 // Kernels the training proxy needs that kernels/ does not have (yet): the head permutes
-// around attention, a vocabulary-parallel softmax cross-entropy, and packing scattered
-// elements into one message. Same conventions as
+// around attention, a vocabulary-parallel softmax cross-entropy, packing scattered
+// elements into one message, and the mixture of experts' routing. Same conventions as
 // kernels/*.hpp (templates on the execution space, labelled launches); their counts are
 // in kernels/counts.hpp with every other kernel's, where models/train_plan.cpp finds them.
 #include <cstdint>
@@ -35,6 +35,17 @@ using kernels::cross_entropy_sum_bytes;
 using kernels::cross_entropy_sum_flops;
 using kernels::family_of;
 using kernels::heads_permute_bytes;
+using kernels::moe_combine_backward_bytes;
+using kernels::moe_combine_backward_flops;
+using kernels::moe_combine_bytes;
+using kernels::moe_combine_flops;
+using kernels::moe_dispatch_backward_bytes;
+using kernels::moe_dispatch_backward_flops;
+using kernels::moe_dispatch_bytes;
+using kernels::moe_gate_backward_bytes;
+using kernels::moe_gate_backward_flops;
+using kernels::moe_regroup_bytes;
+using kernels::moe_route_bytes;
 
 // ---- packing ---------------------------------------------------------------------------
 // to[i] = from[index[i]] (pack) and its inverse (unpack): scattered elements gathered into
@@ -187,6 +198,146 @@ double cross_entropy_backward(const Exec& exec, V2 z, VI targets, std::int64_t o
       },
       loss);
   return loss;
+}
+
+// ---- mixture of experts (model::TrainConfig::experts) -----------------------------------
+// T tokens of H features, E experts of C rows each, k choices per token; what each pass
+// counts: kernels/counts.hpp. An expert row is e C + c; -1 marks a dropped choice (its
+// expert was full) or an empty row.
+
+// probs [T, E] (the router's softmax) -> choice [T, k] (each token's k most probable
+// experts, the lower index first among equals), rows [T, k] (the row each choice took)
+// and tokens [E C] (each row's token). An expert's rows go to first choices before
+// second ones, each in token order (GShard's priority): a micro-batch's routing is its
+// own, whatever the layout.
+template <class Exec, class Scalar>
+void moe_route(const Exec& exec, const Scalar* probs, std::int32_t* choice, std::int32_t* rows, std::int32_t* tokens,
+               std::int64_t T, std::int64_t E, std::int64_t k, std::int64_t C) {
+  Kokkos::parallel_for(
+      "sextant::train::moe_top_k", Kokkos::RangePolicy<Exec>(exec, 0, T), KOKKOS_LAMBDA(const std::int64_t t) {
+        const Scalar* p = probs + t * E;
+        std::int32_t* mine = choice + t * k;
+        for (std::int64_t j = 0; j < k; ++j) {
+          std::int64_t best = -1;
+          for (std::int64_t e = 0; e < E; ++e) {
+            bool taken = false;
+            for (std::int64_t i = 0; i < j; ++i) taken = taken || mine[i] == e;
+            if (!taken && (best < 0 || p[e] > p[best])) best = e;
+          }
+          mine[j] = std::int32_t(best);
+        }
+      });
+  Kokkos::parallel_for(
+      "sextant::train::moe_route", Kokkos::RangePolicy<Exec>(exec, 0, E), KOKKOS_LAMBDA(const std::int64_t e) {
+        std::int64_t used = 0;
+        for (std::int64_t j = 0; j < k; ++j)
+          for (std::int64_t t = 0; t < T; ++t) {
+            if (choice[t * k + j] != e) continue;
+            if (used < C) {
+              rows[t * k + j] = std::int32_t(e * C + used);
+              tokens[e * C + used] = std::int32_t(t);
+              ++used;
+            } else {
+              rows[t * k + j] = -1;
+            }
+          }
+        for (; used < C; ++used) tokens[e * C + used] = -1;
+      });
+}
+
+// out [R, H]: each row its token's x row, an empty row zeros.
+template <class Exec, class Scalar>
+void moe_dispatch(const Exec& exec, const Scalar* x, const std::int32_t* tokens, Scalar* out, std::int64_t R,
+                  std::int64_t H) {
+  Kokkos::parallel_for(
+      "sextant::train::moe_dispatch", Kokkos::RangePolicy<Exec>(exec, 0, R), KOKKOS_LAMBDA(const std::int64_t r) {
+        const std::int64_t t = tokens[r];
+        Scalar* o = out + r * H;
+        for (std::int64_t d = 0; d < H; ++d) o[d] = t < 0 ? Scalar(0) : x[t * H + d];
+      });
+}
+
+// y [T, H] = sum over each token's kept choices of its probability times the expert's row.
+template <class Exec, class Scalar>
+void moe_combine(const Exec& exec, const Scalar* out, const Scalar* probs, const std::int32_t* rows, Scalar* y,
+                 std::int64_t T, std::int64_t E, std::int64_t k, std::int64_t C, std::int64_t H) {
+  Kokkos::parallel_for(
+      "sextant::train::moe_combine", Kokkos::RangePolicy<Exec>(exec, 0, T), KOKKOS_LAMBDA(const std::int64_t t) {
+        Scalar* yt = y + t * H;
+        for (std::int64_t d = 0; d < H; ++d) yt[d] = 0;
+        for (std::int64_t j = 0; j < k; ++j) {
+          const std::int64_t r = rows[t * k + j];
+          if (r < 0) continue;
+          const Scalar g = probs[t * E + r / C];
+          const Scalar* o = out + r * H;
+          for (std::int64_t d = 0; d < H; ++d) yt[d] += g * o[d];
+        }
+      });
+}
+
+// The combine's backward. Of the rows: dout [R, H], each row its token's gradient times
+// the probability it was weighted by (an empty row zeros).
+template <class Exec, class Scalar>
+void moe_combine_backward(const Exec& exec, const Scalar* dy, const Scalar* probs, const std::int32_t* tokens,
+                          Scalar* dout, std::int64_t E, std::int64_t C, std::int64_t H) {
+  Kokkos::parallel_for(
+      "sextant::train::moe_combine_backward", Kokkos::RangePolicy<Exec>(exec, 0, E * C),
+      KOKKOS_LAMBDA(const std::int64_t r) {
+        const std::int64_t t = tokens[r];
+        Scalar* o = dout + r * H;
+        const Scalar g = t < 0 ? Scalar(0) : probs[t * E + r / C];
+        for (std::int64_t d = 0; d < H; ++d) o[d] = t < 0 ? Scalar(0) : g * dy[t * H + d];
+      });
+}
+// Of the probabilities: dprobs [T, E], a kept choice's the dot of its token's gradient with
+// the expert's row, the others' zero (the choice itself has no gradient).
+template <class Exec, class Scalar>
+void moe_gate_backward(const Exec& exec, const Scalar* dy, const Scalar* out, const std::int32_t* rows, Scalar* dprobs,
+                       std::int64_t T, std::int64_t E, std::int64_t k, std::int64_t C, std::int64_t H) {
+  Kokkos::parallel_for(
+      "sextant::train::moe_gate_backward", Kokkos::RangePolicy<Exec>(exec, 0, T), KOKKOS_LAMBDA(const std::int64_t t) {
+        Scalar* dp = dprobs + t * E;
+        for (std::int64_t e = 0; e < E; ++e) dp[e] = 0;
+        for (std::int64_t j = 0; j < k; ++j) {
+          const std::int64_t r = rows[t * k + j];
+          if (r < 0) continue;
+          const Scalar* o = out + r * H;
+          const Scalar* g = dy + t * H;
+          Scalar dot = 0;
+          for (std::int64_t d = 0; d < H; ++d) dot += g[d] * o[d];
+          dp[r / C] = dot;
+        }
+      });
+}
+
+// The dispatch's backward: dx [T, H], each token's the sum of its kept rows' gradients.
+template <class Exec, class Scalar>
+void moe_dispatch_backward(const Exec& exec, const Scalar* drows, const std::int32_t* rows, Scalar* dx, std::int64_t T,
+                           std::int64_t k, std::int64_t H) {
+  Kokkos::parallel_for(
+      "sextant::train::moe_dispatch_backward", Kokkos::RangePolicy<Exec>(exec, 0, T),
+      KOKKOS_LAMBDA(const std::int64_t t) {
+        Scalar* o = dx + t * H;
+        for (std::int64_t d = 0; d < H; ++d) o[d] = 0;
+        for (std::int64_t j = 0; j < k; ++j) {
+          const std::int64_t r = rows[t * k + j];
+          if (r < 0) continue;
+          for (std::int64_t d = 0; d < H; ++d) o[d] += drows[r * H + d];
+        }
+      });
+}
+
+// Blocks of n elements from [A][B] order to [B][A] (the experts' rows between the
+// all-to-all's order, by rank, and the experts', by expert).
+template <class Exec, class Scalar>
+void moe_regroup(const Exec& exec, const Scalar* in, Scalar* out, std::int64_t A, std::int64_t B, std::int64_t n) {
+  Kokkos::parallel_for(
+      "sextant::train::moe_regroup", Kokkos::RangePolicy<Exec>(exec, 0, A * B), KOKKOS_LAMBDA(const std::int64_t q) {
+        const std::int64_t a = q / B, b = q % B;
+        const Scalar* i = in + q * n;
+        Scalar* o = out + (b * A + a) * n;
+        for (std::int64_t e = 0; e < n; ++e) o[e] = i[e];
+      });
 }
 
 }  // namespace sextant::train

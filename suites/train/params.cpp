@@ -5,7 +5,7 @@
 namespace sextant::train {
 
 std::vector<ParamSpec> stage_parameter_specs(const model::TrainConfig& c, int layers_first, int layers_count,
-                                             bool first_stage, bool last_stage) {
+                                             bool first_stage, bool last_stage, int ep_rank) {
   const std::int64_t H = c.hidden, F = 4LL * c.hidden, V = c.vocab, S = c.seq;
   // Scaled initialisation (GPT-2): fan-in for every weight, and the projections that add
   // into the residual stream shrunk by sqrt(2 L) so the stream does not grow with depth.
@@ -30,9 +30,13 @@ std::vector<ParamSpec> stage_parameter_specs(const model::TrainConfig& c, int la
   }
   for (int l = layers_first + layers_count - 1; l >= layers_first; --l) {
     const std::string L = "layer" + std::to_string(l) + ".";
-    add(L + "fc2.weight", F, H, Shard::rows, Init::uniform, residual / std::sqrt(double(F)));
-    add(L + "fc1.bias", 1, F, Shard::columns, Init::zeros, 0);
-    add(L + "fc1.weight", H, F, Shard::columns, Init::uniform, w);
+    if (c.experts > 0) {
+      add(L + "router.weight", H, c.experts, Shard::replicated, Init::uniform, w);
+    } else {
+      add(L + "fc2.weight", F, H, Shard::rows, Init::uniform, residual / std::sqrt(double(F)));
+      add(L + "fc1.bias", 1, F, Shard::columns, Init::zeros, 0);
+      add(L + "fc1.weight", H, F, Shard::columns, Init::uniform, w);
+    }
     add(L + "ln2.gamma", 1, H, Shard::replicated, Init::ones, 0);
     add(L + "ln2.beta", 1, H, Shard::replicated, Init::zeros, 0);
     add(L + "attn_out.weight", H, H, Shard::rows, Init::uniform, residual * w);
@@ -44,13 +48,30 @@ std::vector<ParamSpec> stage_parameter_specs(const model::TrainConfig& c, int la
     add("embedding.position", S, H, Shard::replicated, Init::uniform, 1.0);
     add("embedding.token", V, H, Shard::rows, Init::uniform, 1.0);
   }
+  // The rank's experts last (models/train_plan.cpp's stage_parameters says why); the
+  // experts are not split over tp (TrainConfig::validate).
+  const int local = c.experts / c.ep;
+  for (int l = layers_first + layers_count - 1; l >= layers_first; --l)
+    for (int j = local - 1; j >= 0; --j) {
+      const std::string L = "layer" + std::to_string(l) + ".";
+      const std::string mine = L + "expert" + std::to_string(j) + ".";
+      const std::string model = L + "expert" + std::to_string(ep_rank * local + j) + ".";
+      add(mine + "fc2.weight", F, H, Shard::replicated, Init::uniform, residual / std::sqrt(double(F)));
+      add(mine + "fc1.bias", 1, F, Shard::replicated, Init::zeros, 0);
+      add(mine + "fc1.weight", H, F, Shard::replicated, Init::uniform, w);
+      for (int k = 3; k >= 1; --k)
+        p.end()[-k].stream = model + p.end()[-k].name.substr(mine.size());
+    }
   return p;
 }
 
 FlatLayout flat_layout(std::vector<ParamSpec> specs, int tp, double bucket_bytes, int scalar_bytes, int pad_to,
-                       bool by_unit) {
+                       bool by_unit, bool own_experts) {
   FlatLayout f;
   f.specs = std::move(specs);
+  std::size_t synced = f.specs.size();  // the specs in buckets; the rest are the rank's own
+  if (own_experts)
+    while (synced > 0 && model::expert_parameter(f.specs[synced - 1].name)) --synced;
   Bucket current;
   std::int64_t used = 0;  // unpadded elements in the current bucket
   auto close = [&] {
@@ -58,7 +79,7 @@ FlatLayout flat_layout(std::vector<ParamSpec> specs, int tp, double bucket_bytes
     f.total = current.offset + current.elements;
     f.buckets.push_back(current);
   };
-  for (std::size_t i = 0; i < f.specs.size(); ++i) {
+  for (std::size_t i = 0; i < synced; ++i) {
     const std::int64_t n = f.specs[i].local_size(tp);
     const bool full = by_unit ? i > 0 && model::param_unit(f.specs[i - 1].name) != model::param_unit(f.specs[i].name)
                               : double(used + n) * scalar_bytes > bucket_bytes;
@@ -75,6 +96,12 @@ FlatLayout flat_layout(std::vector<ParamSpec> specs, int tp, double bucket_bytes
     f.parameters += n;
   }
   if (used > 0) close();
+  for (std::size_t i = synced; i < f.specs.size(); ++i) {
+    const std::int64_t n = f.specs[i].local_size(tp);
+    f.offsets.push_back(f.total);
+    f.total += n;
+    f.parameters += n;
+  }
   return f;
 }
 

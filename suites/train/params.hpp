@@ -31,6 +31,10 @@ struct ParamSpec {
   int groups = 1;
   Init init = Init::uniform;
   double stddev = 0;  // for Init::uniform: uniform on [-sqrt(3) sd, sqrt(3) sd]
+  // The name its values are drawn by, where it differs: an expert is named by its index on
+  // the rank ("layer0.expert1.", model::expert_parameter) and drawn by its index in the
+  // model, so that every ep layout starts from the same experts.
+  std::string stream;
 
   std::int64_t local_rows(int tp) const { return shard == Shard::rows ? rows / tp : rows; }
   std::int64_t local_cols(int tp) const { return shard == Shard::columns ? cols / tp : cols; }
@@ -39,8 +43,9 @@ struct ParamSpec {
 
 // This stage's parameters, in backward order (the same list as models/train_plan.cpp's,
 // with what initialising and sharding them needs).
+// ep_rank: which of the model's experts the rank holds (E / ep of them from ep_rank E / ep).
 std::vector<ParamSpec> stage_parameter_specs(const model::TrainConfig& c, int layers_first, int layers_count,
-                                             bool first_stage, bool last_stage);
+                                             bool first_stage, bool last_stage, int ep_rank = 0);
 
 struct Bucket {
   std::int64_t offset = 0, elements = 0;  // in the flat buffer; elements padded (ZeRO)
@@ -57,9 +62,10 @@ struct FlatLayout {
 
 // Buckets of whole parameters up to bucket_bytes (a larger parameter alone), or with
 // by_unit one per parameter unit (ZeRO-3: model::param_unit), each padded to a multiple
-// of pad_to elements (dp with ZeRO, so every rank owns an equal block).
+// of pad_to elements (dp with ZeRO, so every rank owns an equal block). With own_experts
+// (ep > 1) the experts, which come last, are in no bucket: the rank's own.
 FlatLayout flat_layout(std::vector<ParamSpec> specs, int tp, double bucket_bytes, int scalar_bytes, int pad_to,
-                       bool by_unit = false);
+                       bool by_unit = false, bool own_experts = false);
 
 template <class S>
 class ParamStore {
@@ -109,7 +115,7 @@ class ParamStore {
     }
     // The tensor's stream: FNV-1a of its name, mixed with the seed.
     std::uint64_t h = 1469598103934665603ull;
-    for (unsigned char ch : s.name) h = (h ^ ch) * 1099511628211ull;
+    for (unsigned char ch : s.stream.empty() ? s.name : s.stream) h = (h ^ ch) * 1099511628211ull;
     const std::uint64_t stream = kernels::splitmix64(seed ^ h);
     const double amp = 1.7320508075688772 * s.stddev;
     const std::int64_t lrows = s.local_rows(tp_), lcols = s.local_cols(tp_), cols = s.cols;

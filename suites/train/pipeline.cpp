@@ -235,8 +235,12 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
                                  compute::SuiteOptions compute, const std::string& results_path,
                                  std::unique_ptr<ResultsFile>& results, JsonResults* json) {
   const auto sweep = chosen_sweep(rt.size(), o);
-  if (comm.benchmarks.empty())
+  if (comm.benchmarks.empty()) {
     comm.benchmarks = {"pingpong", "late_receive", "bandwidth", "allreduce", "reduce_scatter", "allgather", "reduce_local"};
+    // The experts' all-to-alls, where a configuration spreads its experts over ranks.
+    if (std::any_of(sweep.begin(), sweep.end(), [](const SweepEntry& e) { return e.config.ep > 1; }))
+      comm.benchmarks.push_back("alltoall");
+  }
   if (!o.comm_sizes_given) comm.sizes = {4, 4 << 20};
   comm.dtypes = {comm::Dtype::float32};
   // The proxy reduces its activations and gradients in place (MPI_IN_PLACE): time that

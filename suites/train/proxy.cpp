@@ -34,6 +34,7 @@ PhaseTimes TrainResult::mean_phases(int rank) const {
     m.tp_comm += p.tp_comm / steps;
     m.pp_comm += p.pp_comm / steps;
     m.dp_comm += p.dp_comm / steps;
+    m.ep_comm += p.ep_comm / steps;
     m.pipeline_idle += p.pipeline_idle / steps;
   }
   return m;
@@ -155,8 +156,9 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
   const bool sharded = c.zero >= 1 && c.dp > 1;
 
   ParamStore<S> store(flat_layout(stage_parameter_specs(c, mine.layers_first, mine.layers_count,
-                                                        layout.first_stage(), layout.last_stage()),
-                                  c.tp, c.bucket_bytes, int(sizeof(S)), sharded ? c.dp : 1, sharded && c.zero == 3),
+                                                        layout.first_stage(), layout.last_stage(), layout.ep_rank()),
+                                  c.tp, c.bucket_bytes, int(sizeof(S)), sharded ? c.dp : 1, sharded && c.zero == 3,
+                                  c.ep > 1),
                       layout.tp_rank, c.tp, o.seed, c.hidden);
   for (const auto& b : store.layout().buckets)
     if (b.elements > INT_MAX)

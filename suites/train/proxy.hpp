@@ -53,10 +53,10 @@ struct TrainRunOptions {
 struct PhaseTimes {
   double total = 0;          // the rank's step time
   double forward = 0, backward = 0, optimizer = 0;
-  double tp_comm = 0, pp_comm = 0, dp_comm = 0;
+  double tp_comm = 0, pp_comm = 0, dp_comm = 0, ep_comm = 0;
   double pipeline_idle = 0;
   double other() const {     // data staging, host bookkeeping, timer overhead
-    return total - forward - backward - optimizer - tp_comm - pp_comm - dp_comm - pipeline_idle;
+    return total - forward - backward - optimizer - tp_comm - pp_comm - dp_comm - ep_comm - pipeline_idle;
   }
 };
 

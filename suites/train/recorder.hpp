@@ -24,7 +24,8 @@ enum class Pass { forward, backward, optimizer };
 // dp_sync: the gradient sync, traced apart (the plan's dp_sync) in whichever pass issues
 // it; dp: ZeRO's allgathers in the optimizer; dp_params: ZeRO-3's parameter gathers,
 // traced with the forward or backward they serve. All three are timed as dp.
-enum class CommKind { tp, pp, dp, dp_sync, dp_params };
+// ep: the experts' all-to-alls.
+enum class CommKind { tp, pp, dp, dp_sync, dp_params, ep };
 
 // Something with non-blocking communication in flight. MPI without a progress thread
 // moves a message only inside MPI calls: a large send, or a gradient bucket's
@@ -94,6 +95,7 @@ class Recorder {
   void add_comm(CommKind kind, double seconds) {
     switch (kind) {
       case CommKind::tp: times_.tp_comm += seconds; break;
+      case CommKind::ep: times_.ep_comm += seconds; break;
       case CommKind::pp: times_.pp_comm += seconds; break;
       case CommKind::dp:
       case CommKind::dp_sync:

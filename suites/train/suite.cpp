@@ -307,7 +307,7 @@ struct Baseline {
 
 // The layout-independent part of a configuration: what its baseline trains.
 model::TrainConfig single_rank(model::TrainConfig c) {
-  c.dp = c.tp = c.pp = 1;
+  c.dp = c.tp = c.pp = c.ep = 1;
   c.sp = false;
   c.zero = 0;
   c.overlap_dp = false;
@@ -376,6 +376,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
     int zero = 0;
     bool sp = false;
     model::Compression compress = model::Compression::none;
+    int experts = 0, top_k = 1, ep = 1;  // a mixture of experts: another model, with its own baseline
   };
   std::vector<Strategy> strategies;
   using model::Schedule;
@@ -387,7 +388,10 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
                   {"pp_gpipe", 1, 1, ranks, Schedule::gpipe},
                   {"pp_1f1b", 1, 1, ranks, Schedule::one_f_one_b},
                   {"fsdp", ranks, 1, 1, Schedule::one_f_one_b, 3},
-                  {"dp_bf16", ranks, 1, 1, Schedule::one_f_one_b, 0, false, model::Compression::bf16}};
+                  {"dp_bf16", ranks, 1, 1, Schedule::one_f_one_b, 0, false, model::Compression::bf16},
+                  // 4 experts, each token to 2: at 2 ranks two experts a rank (regrouped
+                  // after the all-to-all), at 4 one.
+                  {"moe_ep", ranks, 1, 1, Schedule::one_f_one_b, 0, false, model::Compression::none, 4, 2, ranks}};
   if (ranks == 4)
     strategies.push_back({"dp2_tp2_pp1", 2, 2, 1, Schedule::one_f_one_b}),
         strategies.push_back({"tp2_pp2", 1, 2, 2, Schedule::one_f_one_b});
@@ -403,6 +407,9 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
       e.config.zero = s.zero;
       e.config.sp = s.sp;
       e.config.compress = s.compress;
+      e.config.experts = s.experts;
+      e.config.top_k = s.top_k;
+      e.config.ep = s.ep;
       e.config.dense = default_dense_path();
       // One global batch per model size, whatever the layout: every layout of a size
       // trains the same model on the same data, so their loss curves must agree (the
@@ -472,7 +479,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       }
     }
     const auto plan = model::plan_step(entry.config);
-    const model::LevelMap levels{o.level, o.level, o.level};
+    const model::LevelMap levels{o.level, o.level, o.level, o.level};
     auto predict = [&](const model::ComputeModel& m, const std::optional<model::SyncModel>& waits) {
       return model::predict_step(plan, *comm, m, levels, waits ? &*waits : nullptr);
     };
@@ -616,6 +623,11 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       g.set_attr("zero", std::int64_t{c.dp > 1 ? c.zero : 0});
       g.set_attr("staleness", std::int64_t{c.staleness});
       g.set_attr("compress", model::to_string(c.dp > 1 ? c.compress : model::Compression::none));
+      g.set_attr("experts", std::int64_t{c.experts});
+      g.set_attr("top_k", std::int64_t{c.top_k});
+      g.set_attr("capacity", c.capacity);
+      g.set_attr("ep", std::int64_t{c.ep});
+      if (baseline && *baseline) g.set_attr("baseline", (*baseline)->name);  // its /train_baseline group
       g.set_attr("oversubscribed", std::int64_t{rt.oversubscribed()});
       g.set_attr("measured_median", row.measured);
       g.set_attr("measured_ci_lo", row.ci_lo);
@@ -653,11 +665,11 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       for (int rank = 0; rank < r.ranks; ++rank) {
         auto p = r.mean_phases(rank);
         phases.insert(phases.end(), {p.total, p.forward, p.backward, p.optimizer, p.tp_comm, p.pp_comm, p.dp_comm,
-                                     p.pipeline_idle, p.other()});
+                                     p.ep_comm, p.pipeline_idle, p.other()});
       }
-      g.write("measured_phases", phases, {static_cast<hsize_t>(r.ranks), 9});
+      g.write("measured_phases", phases, {static_cast<hsize_t>(r.ranks), 10});
       g.set_attr("measured_phases_columns",
-                 "total,forward,backward,optimizer,tp_comm,pp_comm,dp_comm,pipeline_idle,other");
+                 "total,forward,backward,optimizer,tp_comm,pp_comm,dp_comm,ep_comm,pipeline_idle,other");
       results->flush();
     }
     if (run.profile) {

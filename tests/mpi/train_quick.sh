@@ -16,13 +16,13 @@ expect_rc 0 timeout 400 mpiexec.mpich -n 2 "$sextant" run --suite train --quick 
 echo "$out" | tail -12
 echo "train --quick: $(( $(date +%s) - start )) s"
 grep -qE '^median \|error\| [0-9.]+%  max \|error\| [0-9.]+%$' <<<"$out" || fail "no summary line"
-for c in dp2 tp2 tp_sp2 pp_gpipe2 pp_1f1b2 fsdp2 dp_bf162; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
+for c in dp2 tp2 tp_sp2 pp_gpipe2 pp_1f1b2 fsdp2 dp_bf162 moe_ep2; do contains "$out" "$c.small"; contains "$out" "$c.medium"; done
 "$python" - "$output" "${output%.h5}.json" "${output%.h5}" "$work/stdout" <<'PY'
 import csv, json, re, sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 printed = open(sys.argv[4]).read()  # the run's standard output
 train = f["train"]
-assert len(train) == 14, list(train)
+assert len(train) == 16, list(train)
 # The --json document: every configuration with the file's step times, prediction and
 # error; the collectives and kernels the run measured for its model, as in the file.
 doc = json.load(open(sys.argv[2]))
@@ -116,9 +116,9 @@ for name in train:
         assert len(before) == len(after) == 2 and (before > 0).all() and (after > 0).all(), (name, before, after)
         slowest = int(np.argmax(np.minimum(before, after)))
         assert a["kernels_rank"] == d["kernels_rank"] == slowest, (name, a["kernels_rank"], before, after)
-BREAKDOWN = ["forward compute", "backward compute", "tp communication", "pp communication", "pipeline bubble",
-             "dp communication (exposed)", "optimizer"]
-SHAPE = ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "global_batch", "dtype")
+BREAKDOWN = ["forward compute", "backward compute", "tp communication", "ep communication", "pp communication",
+             "pipeline bubble", "dp communication (exposed)", "optimizer"]
+SHAPE = ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "global_batch", "dtype", "experts", "top_k", "capacity")
 curves = {}
 # compress=bf16 rounds the dp gradients: its curve is the others' within bfloat16's
 # precision (train_check's compressed_limit, 4 dp 2^-8: 3.1% at dp = 2) and further from
@@ -141,7 +141,7 @@ for name in train:
     if name not in compressed:
         curves.setdefault(key, []).append((name, loss))
 # Every layout of one model size (DP, TP, GPipe, 1F1B, FSDP: the sweep gives them one global
-# batch) trains the same model on the same data: their float32 loss curves agree to the
+# batch; the mixture of experts is another model, its own) trains the same model on the same data: their float32 loss curves agree to the
 # reordering of sums, measured 2e-8..5e-7 relative (TP splits the GEMM sums); a layout
 # that drops or doubles a gradient or an activation's reduction moves the loss by
 # >= 1e-2 within a few steps (train_check's float64 parity tests). Limit 1e-4.
@@ -154,18 +154,19 @@ for key, runs in curves.items():
         print("%s vs %s: loss curves differ by %.2g relative" % (name, first_name, worst))
         assert worst <= 1e-4, "%s vs %s: loss curves differ by %.3g" % (name, first_name, worst)
         compared += 1
-assert len(curves) == 2 and compared == len(train) - len(compressed) - len(curves), \
-    "expected the 6 uncompressed layouts of each of 2 model sizes to compare, found %s" % {k: [n for n, _ in v] for k, v in curves.items()}
+assert len(curves) == 4 and compared == len(train) - len(compressed) - len(curves), \
+    "expected the 6 uncompressed dense layouts of each of 2 model sizes to compare, and an MoE model of each size, found %s" % {k: [n for n, _ in v] for k, v in curves.items()}
 # The single-rank baseline of each model size: rank 0 alone trains the same model on the
 # same data with the same global batch, so its loss curve is every layout's (the layouts'
 # own independent truth: one rank, no communication), and each configuration's speedup
 # is the baseline's median step over its own, in the file, the JSON and the table.
 base = f["train_baseline"]
-assert sorted(base) == ["single.medium.p2", "single.small.p2"], list(base)
+# (numbered where one size trains two models: the MoE one's)
+assert sorted(base) == ["single.medium.p2", "single.medium.p2.2", "single.small.p2", "single.small.p2.2"], list(base)
 in_json = {d["configuration"]: d for d in doc["train_baseline"]}
 assert sorted(in_json) == sorted(base), sorted(in_json)
 for name in train:
-    b = base["single." + name.split(".")[-1] + ".p2"]
+    b = base[train[name].attrs["baseline"]]  # a wrong one's curve is another model's: caught below
     assert in_json[b.name.split("/")[-1]]["measured_median_s"] == b.attrs["measured_median"]
     n = min(len(b["loss"]), len(train[name]["loss"]))
     worst = float(np.max(np.abs(train[name]["loss"][:n] - b["loss"][:n]) / np.abs(b["loss"][:n])))

@@ -583,10 +583,12 @@ TEST(TrainPlan, CountsAreTheKernelsOwn) {
   namespace t = sextant::train;
   TrainConfig sp = small(1, 2, 2);
   sp.sp = true;
-  for (auto c : {small(1, 1, 1), small(2, 2, 2), small(2, 4, 1), sp}) {
+  TrainConfig moe = small(4, 1, 2);
+  moe.experts = 8, moe.top_k = 2, moe.ep = 4;
+  for (auto c : {small(1, 1, 1), small(2, 2, 2), small(2, 4, 1), sp, moe}) {
     for (std::string dtype : {"float32", "float64"}) {
       c.dtype = dtype;
-      c.zero = c.dp > 1 ? 3 : 0;
+      c.zero = c.dp > 1 && c.experts == 0 ? 3 : 0;
       const double s = dtype == "float64" ? 8 : 4;
       const k::Dtype kd = dtype == "float64" ? k::Dtype::float64 : k::Dtype::float32;
       const auto plan = plan_step(c);
@@ -645,6 +647,33 @@ TEST(TrainPlan, CountsAreTheKernelsOwn) {
         } else if (kn == "cross_entropy_backward") {
           f = t::cross_entropy_backward_flops(d["rows"], d["cols"]);
           b = t::cross_entropy_backward_bytes(d["rows"], d["cols"], s);
+        } else if (kn == "softmax_forward") {
+          f = k::softmax_forward_flops(d["rows"], d["cols"]);
+          b = k::softmax_forward_bytes(d["rows"], d["cols"], s);
+        } else if (kn == "softmax_backward") {
+          f = k::softmax_backward_flops(d["rows"], d["cols"]);
+          b = k::softmax_backward_bytes(d["rows"], d["cols"], s);
+        } else if (kn == "moe_route") {
+          f = 0;
+          b = t::moe_route_bytes(d["tokens"], d["experts"], d["top_k"], double(d["experts"]) * d["capacity"], s);
+        } else if (kn == "moe_dispatch") {
+          f = 0;
+          b = t::moe_dispatch_bytes(d["rows"], d["dim"], s);
+        } else if (kn == "moe_combine") {
+          f = t::moe_combine_flops(d["tokens"], d["top_k"], d["dim"]);
+          b = t::moe_combine_bytes(d["tokens"], d["top_k"], d["dim"], s);
+        } else if (kn == "moe_combine_backward") {
+          f = t::moe_combine_backward_flops(d["rows"], d["dim"]);
+          b = t::moe_combine_backward_bytes(d["rows"], d["dim"], s);
+        } else if (kn == "moe_gate_backward") {
+          f = t::moe_gate_backward_flops(d["tokens"], d["top_k"], d["dim"]);
+          b = t::moe_gate_backward_bytes(d["tokens"], d["top_k"], d["experts"], d["dim"], s);
+        } else if (kn == "moe_dispatch_backward") {
+          f = t::moe_dispatch_backward_flops(d["tokens"], d["top_k"], d["dim"]);
+          b = t::moe_dispatch_backward_bytes(d["tokens"], d["top_k"], d["dim"], s);
+        } else if (kn == "moe_regroup") {
+          f = 0;
+          b = t::moe_regroup_bytes(double(d["ranks"]) * d["experts"] * d["rows"], d["dim"], s);
         } else if (kn == "fill") {
           f = 0;
           b = d["n"] * s;
@@ -731,4 +760,66 @@ TEST(TrainPlan, RecomputationRunsTheForwardAgainInTheBackward) {
   EXPECT_LT(step_working_set_bytes(plan_step(full), 0), step_working_set_bytes(plan_step(plain), 0));
   EXPECT_EQ(parse_train_config("recompute=selective").recompute, Recompute::selective);
   EXPECT_THROW(parse_train_config("recompute=some"), sextant::UsageError);
+}
+
+// Mixture of experts: the parameters are the model's (experts spread over ep, the router
+// replicated), the experts' GEMMs cost what a dense MLP of their rows would, the four
+// all-to-alls per layer (dispatch and combine, each way) carry each rank's rows for
+// another's experts, and with ep the experts' gradients stay out of the dp sync.
+TEST(TrainPlan, ExpertsSplitOverEpAndTheirTokensMoveByAllToAll) {
+  for (int ep : {1, 2, 4})
+    for (int top_k : {1, 2}) {
+      auto c = small(ep == 1 ? 2 : ep);  // ep is 1 or dp
+      c.experts = 8;
+      c.top_k = top_k;
+      c.ep = ep;
+      const auto p = plan_step(c);
+      const auto& st = p.stages.at(0);
+      const double H = c.hidden, E = c.experts, T = double(c.micro_batch) * c.seq;
+      const double C = std::ceil(c.capacity * top_k * T / E);
+      EXPECT_EQ(c.expert_capacity(), int(C));
+      // Every layer: the router, ln1, ln2, qkv, attn_out, and its E / ep experts.
+      const double dense = sharded_parameters(c) - c.layers * (8 * H * H + 4 * H) + replicated_parameters(c);
+      const double expert = 8 * H * H + 4 * H;
+      EXPECT_DOUBLE_EQ(st.parameters, dense + c.layers * (H * E + E / ep * expert)) << "ep " << ep;
+      // The experts' GEMMs: each of the rank's experts on ep C rows, 2 x 8 H^2 FLOPs a row forward.
+      double expert_flops = 0;
+      for (const auto& op : st.forward.compute)
+        if (op.name.find(".expert") != std::string::npos && op.family == "gemm") expert_flops += op.flops;
+      EXPECT_DOUBLE_EQ(expert_flops, c.layers * (E / ep) * (ep * C) * 2 * 8 * H * H);
+      std::size_t alltoalls = 0;
+      for (const Phase* ph : {&st.forward, &st.backward})
+        for (const auto& op : ph->comm) {
+          if (op.collective != "alltoall") continue;
+          ++alltoalls;
+          EXPECT_EQ(op.traffic, Traffic::ep);
+          EXPECT_EQ(op.ranks, ep);
+          EXPECT_DOUBLE_EQ(op.bytes, E / ep * C * H * 4);  // to each peer: its experts' rows
+        }
+      EXPECT_EQ(alltoalls, ep > 1 ? 4u * c.layers : 0u);
+      // The dp sync: everything but the rank's own experts.
+      double synced = 0;
+      for (const auto& op : st.dp_sync) synced += op.bytes / 4;
+      EXPECT_DOUBLE_EQ(synced, ep > 1 ? st.parameters - c.layers * (E / ep) * expert : st.parameters);
+      for (const auto& g : st.dp_sync_operands) EXPECT_EQ(ep > 1 && expert_parameter(g.tensor.substr(2)), false) << g.tensor;
+    }
+}
+
+TEST(TrainConfig, RefusesExpertLayoutsThatDoNotDivide) {
+  auto refused = [](std::string text) {
+    try {
+      parse_train_config(text);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refused("experts=6,dp=4,ep=4,global_batch=32").find("not a multiple of --ep"), std::string::npos);
+  EXPECT_NE(refused("experts=4,dp=4,ep=2,global_batch=32").find("use 1 or --dp"), std::string::npos);
+  EXPECT_NE(refused("dp=2,ep=2").find("needs --experts"), std::string::npos);
+  EXPECT_NE(refused("experts=4,top_k=5").find("--top-k 5"), std::string::npos);
+  EXPECT_NE(refused("experts=4,tp=2").find("not split over tp"), std::string::npos);
+  EXPECT_NE(refused("experts=4,capacity=0").find("capacity"), std::string::npos);
+  EXPECT_NE(refused("experts=4,dp=2,ep=2,zero=1").find("not offered"), std::string::npos);
+  EXPECT_EQ(refused("experts=4,dp=2,ep=2,top_k=2"), "accepted");
 }

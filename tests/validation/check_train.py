@@ -50,7 +50,7 @@ def rows_of(label, path):
             phases = g["measured_phases"][()]
             cols = a["measured_phases_columns"]
             cols = (cols.decode() if isinstance(cols, bytes) else cols).split(",")
-            waiting = [cols.index(c) for c in ("tp_comm", "pp_comm", "dp_comm", "pipeline_idle")]
+            waiting = [cols.index(c) for c in ("tp_comm", "pp_comm", "dp_comm", "ep_comm", "pipeline_idle") if c in cols]
             total = cols.index("total")
             share = max(sum(r[i] for i in waiting) / r[total] for r in phases)
             loss = g["loss"][()]

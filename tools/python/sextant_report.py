@@ -527,11 +527,11 @@ def membw(results, model, out):
 
 # ---------------------------------------------------------------- training proxy
 
-_PHASE_COLUMNS = "total,forward,backward,optimizer,tp_comm,pp_comm,dp_comm,pipeline_idle,other"
+_PHASE_COLUMNS = "total,forward,backward,optimizer,tp_comm,pp_comm,dp_comm,pipeline_idle,other"  # files before ep_comm
 # one colour per category, predicted breakdown names and measured phases matched by keyword
 _CATEGORIES = [("forward", "forward", "tab:blue"), ("backward", "backward", "tab:orange"),
                ("optimizer", "optimizer", "tab:green"), ("tp comm", "tp", "tab:red"),
-               ("pp comm", "pp", "tab:purple"), ("dp comm", "dp", "tab:brown"),
+               ("pp comm", "pp", "tab:purple"), ("dp comm", "dp", "tab:brown"), ("ep comm", "ep", "tab:olive"),
                ("pipeline idle / bubble", "pipeline|bubble|idle", "tab:pink"), ("other", "other", "tab:gray")]
 
 

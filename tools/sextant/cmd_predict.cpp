@@ -56,7 +56,10 @@ Json predict_train(const std::string& path, const std::string& text, model::Leve
   p.notes.insert(p.notes.end(), placement_notes.begin(), placement_notes.end());
   std::printf("training step: %d layers, hidden %d, heads %d, seq %d, micro-batch %d, global batch %d\n",
               config.layers, config.hidden, config.heads, config.seq, config.micro_batch, config.global_batch);
-  const std::string stale = config.staleness > 0 ? ", DP stale by " + std::to_string(config.staleness) : "";
+  std::string stale = config.staleness > 0 ? ", DP stale by " + std::to_string(config.staleness) : "";
+  if (config.experts > 0)
+    stale += ", " + std::to_string(config.experts) + " experts top-" + std::to_string(config.top_k) + " over EP " +
+             std::to_string(config.ep);
   std::printf("parallelism:   %d ranks = DP %d x TP %d x PP %d, %s, %d micro-batches%s%s%s (levels tp=%s dp=%s pp=%s)\n",
               config.ranks(), config.dp, config.tp, config.pp,
               config.schedule == model::Schedule::gpipe ? "GPipe" : "1F1B", p.micro_batches,
@@ -321,7 +324,8 @@ void register_predict(CLI::App& app, Context&) {
   cmd->add_option("--train", a->train,
                   "a training step: layers=..,hidden=..,heads=..,seq=..,micro_batch=..,global_batch=..,dp=..,tp=..,pp=..");
   cmd->add_option("--tp-level", a->levels.tp, "comm level of tensor-parallel traffic (world, intra, inter)");
-  cmd->add_option("--dp-level", a->levels.dp, "comm level of data-parallel traffic");
+  cmd->add_option("--dp-level", a->levels.dp, "comm level of data-parallel traffic (and of the experts' all-to-alls, "
+                                              "which run on the dp group)");
   cmd->add_option("--pp-level", a->levels.pp, "comm level of pipeline traffic");
   cmd->add_option("--ranks-per-node", a->ranks_per_node,
                   "with --train: place the layout (TP ranks consecutive, then DP, then PP) and cost each group on "
@@ -345,6 +349,7 @@ void register_predict(CLI::App& app, Context&) {
       ::dup2(STDERR_FILENO, STDOUT_FILENO);
     }
     Json doc;
+    a->levels.ep = a->levels.dp;
     if (!a->train.empty()) {
       if (a->ranks_given || !a->bytes.empty() || !a->shape.empty() || !a->op.empty())
         throw UsageError("--train takes its layout (dp, tp, pp) from the configuration: not with --op, --bytes, "
