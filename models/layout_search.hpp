@@ -1,6 +1,7 @@
 #pragma once
 // Every way to lay a training step out on N ranks, ranked by its predicted step time:
-// each (dp, tp, pp, micro-batch, schedule, sequence parallelism) the plan accepts for the model is planned
+// each (dp, tp, pp, micro-batch, schedule, sequence parallelism, and for a mixture of
+// experts ep = 1 or dp) the plan accepts for the model is planned
 // and costed by the step predictor, exactly as `sextant predict --train` costs one.
 #include <vector>
 
@@ -17,7 +18,7 @@ struct RankedLayout {
 
 struct LayoutSearch {
   std::vector<RankedLayout> layouts;  // fastest first (ties: less memory first)
-  long long candidates = 0;           // (dp, tp, pp, micro-batch, schedule, sp) tried
+  long long candidates = 0;           // (dp, tp, pp, micro-batch, schedule, sp, ep) tried
   long long over_memory = 0;          // valid layouts left out by the memory limit
 };
 

@@ -20,7 +20,7 @@ namespace sextant::train {
 namespace {
 
 // One configuration in `predict --train`'s spelling, named for its layout
-// ("dp2_zero3.custom", "tp2_sp_pp2_1f1b_recompute_full.custom").
+// ("dp2_zero3.custom", "tp2_sp_pp2_1f1b_recompute_full.custom", "dp2_moe4_ep2.custom").
 SweepEntry given_configuration(int ranks, const PipelineOptions& o) {
   if (!o.configs.empty() || !o.model_sizes.empty() || !o.recompute.empty())
     throw UsageError("--train gives the one configuration to run: leave out --configs, --model-sizes and --recompute");
@@ -37,6 +37,7 @@ SweepEntry given_configuration(int ranks, const PipelineOptions& o) {
   if (c.pp > 1) e.name += c.schedule == model::Schedule::gpipe ? "_gpipe" : "_1f1b";
   if (c.zero > 0 && c.dp > 1) e.name += "_zero" + std::to_string(c.zero);
   if (c.recompute != model::Recompute::none) e.name += std::string("_recompute_") + model::to_string(c.recompute);
+  if (c.experts > 0) e.name += "_moe" + std::to_string(c.experts) + (c.ep > 1 ? "_ep" + std::to_string(c.ep) : "");
   e.name = (e.name.empty() ? "single1" : e.name) + ".custom";
   return e;
 }

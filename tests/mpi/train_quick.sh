@@ -203,7 +203,7 @@ def seconds(text):
 number = r"[0-9.]+(?:e[+-]?[0-9]+)? (?:ns|us|ms|s)"
 parts = [seconds(m.group(1)) for l in lines if (m := re.match(r"^  (?!total)[a-z() ]+?\s{2,}(" + number + r")\s", l))]
 total = [seconds(m.group(1)) for l in lines if (m := re.match(r"^predicted step time (" + number + ")", l))][0]
-assert len(parts) == 7, parts
+assert len(parts) == 8, parts  # the breakdown rows (models/step_predictor.hpp)
 assert abs(sum(parts) - total) <= 0.002 * total, (sum(parts), total)
 print("breakdown adds up: %.4g s = %.4g s" % (sum(parts), total))
 PY

@@ -30,8 +30,10 @@ struct Line {
 const std::map<std::string, Line> world_lines = {{"allreduce", {20e-6, 1.0 / 5e9}},
                                                  {"reduce_scatter", {15e-6, 1.0 / 6e9}},
                                                  {"allgather", {12e-6, 1.0 / 7e9}},
-                                                 {"pingpong", {3e-6, 1.0 / 9e9}}};
-const std::map<std::string, Line> intra_lines = {{"allreduce", {2e-6, 1.0 / 40e9}},
+                                                 {"pingpong", {3e-6, 1.0 / 9e9}},
+                                                 {"alltoall", {25e-6, 1.0 / 4e9}}};
+const std::map<std::string, Line> intra_lines = {{"alltoall", {3e-6, 1.0 / 30e9}},
+                                                 {"allreduce", {2e-6, 1.0 / 40e9}},
                                                  {"reduce_scatter", {2e-6, 1.0 / 40e9}},
                                                  {"allgather", {2e-6, 1.0 / 40e9}},
                                                  {"pingpong", {1e-6, 1.0 / 40e9}}};
@@ -532,3 +534,22 @@ TEST(LayoutSearch, RanksEveryLayoutByItsOwnPrediction) {
 }
 
 }  // namespace
+
+// A mixture of experts: with ep the four all-to-alls of every layer and micro-batch are
+// the step's ep communication, each at its line; the step is the closed form's. Without
+// ep the experts are local and nothing is sent for them.
+TEST(StepPredictor, ExpertsAllToAllsAreEpCommunication) {
+  for (int pp : {1, 2})
+    for (int ep : {1, 2}) {
+      auto c = config(2, 1, pp);
+      c.experts = 4, c.top_k = 2, c.ep = ep;
+      expect_matches(c);
+      const auto plan = plan_step(c);
+      const auto p = predict_step(plan, comm_model(), compute_model());
+      double expected = 0;  // the critical stage's, per micro-batch
+      for (const Phase* ph : {&plan.stages[p.critical_stage].forward, &plan.stages[p.critical_stage].backward})
+        for (const auto& op : ph->comm) expected += op.traffic == Traffic::ep ? line(op, LevelMap{}) : 0;
+      EXPECT_GT(ep > 1 ? expected : 1.0, 0);
+      EXPECT_NEAR(part(p, "ep communication"), c.micro_batches() * expected, 1e-12 * p.total) << "pp " << pp << " ep " << ep;
+    }
+}

@@ -108,8 +108,13 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
               took, where.c_str());
   if (found.layouts.empty()) throw Error("no layout of this model fits " + std::to_string(ranks) + " ranks" +
                                          (found.over_memory ? " within the memory limit" : ""));
-  std::printf("%4s %6s %4s %3s %4s %5s %6s %-8s %12s %9s %9s %9s %9s %9s %11s\n", "rank", "dp", "tp", "sp", "pp", "mb", "M",
-              "schedule", "step", "compute", "tp comm", "pp comm", "bubble", "dp exp.", "memory/rank");
+  const bool moe = base.experts > 0;  // an ep column, and its all-to-alls
+  const auto column = [](const std::string& text, std::size_t width) {  // " " and right-aligned
+    return " " + std::string(width - std::min(width, text.size()), ' ') + text;
+  };
+  std::printf("%4s %6s %4s %3s %4s %5s %6s %-8s%s %12s %9s %9s %9s %9s %9s%s %11s\n", "rank", "dp", "tp", "sp", "pp", "mb", "M",
+              "schedule", moe ? "     ep" : "", "step", "compute", "tp comm", "pp comm", "bubble", "dp exp.",
+              moe ? "   ep comm" : "", "memory/rank");
   Json doc = document("layout_search", path);
   doc["ranks"] = ranks;
   doc["candidates"] = found.candidates;
@@ -129,13 +134,16 @@ Json search_train(const std::string& path, const std::string& text, int ranks, i
       return 0.0;
     };
     if (i < shown)
-      std::printf("%4d %6d %4d %3s %4d %5d %6d %-8s %12s %9s %9s %9s %9s %9s %11s\n", i + 1, c.dp, c.tp, c.sp ? "yes" : "-", c.pp,
+      std::printf("%4d %6d %4d %3s %4d %5d %6d %-8s%s %12s %9s %9s %9s %9s %9s%s %11s\n", i + 1, c.dp, c.tp, c.sp ? "yes" : "-", c.pp,
                   c.micro_batch, c.micro_batches(), model::schedule_name(c.schedule),
+                  moe ? column(std::to_string(c.ep), 6).c_str() : "",
                   format_seconds(r.prediction.total).c_str(),
                   format_seconds(part("forward compute") + part("backward compute") + part("optimizer")).c_str(),
                   format_seconds(part("tp communication")).c_str(), format_seconds(part("pp communication")).c_str(),
                   format_seconds(part("pipeline bubble")).c_str(),
-                  format_seconds(part("dp communication (exposed)")).c_str(), format_bytes(r.memory_bytes).c_str());
+                  format_seconds(part("dp communication (exposed)")).c_str(),
+                  moe ? column(format_seconds(part("ep communication")), 9).c_str() : "",
+                  format_bytes(r.memory_bytes).c_str());
     doc["layouts"].push_back(r);
   }
   std::printf("memory/rank: the largest stage's step working set (parameters, gradients and optimizer state plus "
