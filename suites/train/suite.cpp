@@ -93,7 +93,7 @@ void print_kernel_profile(const KernelProfile& kernels, int rank, int stage, con
   std::printf("  %-58s %6s %11s %9s %9s %9s %11s %7s\n", title.c_str(), "calls",
               "in step(us)", "hot(us)", "warm(us)", "cold(us)", "predicted", "ratio");
   double total[5] = {0, 0, 0, 0, 0};  // in the step, hot, warm, cold, predicted
-  double roofline_only = 0;            // in the step: kernels the model costs by their roofline bound
+  double roofline_only[2] = {0, 0};    // kernels the model costs by their roofline bound: in the step, predicted
   for (std::size_t i = 0; i < ks.size(); ++i) {
     const auto& [key, v] = ks[i];
     const double mean = v.first / static_cast<double>(v.second);
@@ -119,12 +119,13 @@ void print_kernel_profile(const KernelProfile& kernels, int rank, int stage, con
       total[0] += v.first, total[1] += n * hot, total[2] += n * (std::isnan(warm) ? hot : warm);
       total[3] += n * e.seconds, total[4] += n * predicted;
     } else {
-      roofline_only += v.first;
+      roofline_only[0] += v.first;
+      roofline_only[1] += static_cast<double>(v.second) * predicted;
     }
     if (i >= 10) continue;
-    if (!costed) {
-      std::printf("  %-58s %6ld %11.2f %9s %9s %9s %11s %7s\n", key.substr(0, 58).c_str(), v.second, mean * 1e6, "-", "-",
-                  "-", "-", "-");
+    if (!costed) {  // no measurement of its own: its roofline bound
+      std::printf("  %-58s %6ld %11.2f %9s %9s %9s %11.2f %7.2f\n", key.substr(0, 58).c_str(), v.second, mean * 1e6, "-",
+                  "-", "-", predicted * 1e6, mean / predicted);
       continue;
     }
     std::printf("  %-58s %6ld %11.2f %9.2f %9.2f %9.2f %11.2f %7.2f\n", key.substr(0, 58).c_str(), v.second, mean * 1e6,
@@ -133,8 +134,9 @@ void print_kernel_profile(const KernelProfile& kernels, int rank, int stage, con
   if (total[4] > 0)
     std::printf("  %-58s %6s %11.0f %9.0f %9.0f %9.0f %11.0f %7.2f\n", "all kernels the model costs (us, all steps)", "",
                 total[0] * 1e6, total[1] * 1e6, total[2] * 1e6, total[3] * 1e6, total[4] * 1e6, total[0] / total[4]);
-  if (roofline_only > 0)
-    std::printf("  %-58s %6s %11.0f\n", "kernels costed by their roofline bound (us, all steps)", "", roofline_only * 1e6);
+  if (roofline_only[0] > 0)
+    std::printf("  %-58s %6s %11.0f %9s %9s %9s %11.0f %7.2f\n", "kernels costed by their roofline bound (us, all steps)", "",
+                roofline_only[0] * 1e6, "", "", "", roofline_only[1] * 1e6, roofline_only[0] / roofline_only[1]);
 }
 
 // Kernel times by case: one rank's median seconds per (kernel, dtype, shape, flush bytes).
