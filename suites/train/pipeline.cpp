@@ -169,10 +169,13 @@ std::vector<std::uint64_t> pipeline_message_sizes(const std::vector<SweepEntry>&
 //   release reaches the ranks one message apart: a 2-rank allgather of 8 KiB at 200 us
 //   one-way took 0.41-0.52 ms after a barrier, 0.25-0.27 ms in a window and 0.28 ms in
 //   the step (an allreduce, two exchanges, ~0.53 ms either way).
-// - At the plans' sizes and the sweep's between them (one step beyond each end): the
+// - At the plans' sizes and the sweep's between them and two steps beyond each end: the
 //   fit's segments bend where the transport changes protocol (there, allgathers of 16 and
 //   32 KiB took 0.27 and 1.4 ms), and a line through three plan sizes alone missed the
-//   middle one by 40%.
+//   middle one by 40%. A segment needs two sizes: with one step beyond the smallest plan
+//   size only, a switch between the two left that step alone on its side, merged into the
+//   plan size's segment (an all-to-all of 16 KiB took 0.35 ms there, of 20 KiB 1.5 ms,
+//   and the fit put 20 KiB at 0.52 ms).
 comm::Outcome measure_isolated_collectives(Runtime& rt, const comm::Options& back_to_back, ResultsFile* results,
                                            JsonResults* json) {
   comm::Options o = back_to_back;
@@ -186,7 +189,8 @@ comm::Outcome measure_isolated_collectives(Runtime& rt, const comm::Options& bac
     if (!b || b->family != comm::Family::collective || plan == o.extra_sizes.end() || plan->second.empty()) continue;
     o.benchmarks.push_back(name);
     const auto [lo, hi] = std::minmax_element(plan->second.begin(), plan->second.end());
-    const ByteRange around{std::max<std::uint64_t>(1, std::uint64_t(*lo / o.factor)), std::uint64_t(*hi * o.factor)};
+    const double steps = o.factor * o.factor;
+    const ByteRange around{std::max<std::uint64_t>(1, std::uint64_t(*lo / steps)), std::uint64_t(*hi * steps)};
     for (auto bytes : geometric_sizes(o.sizes, o.factor))
       if (bytes >= around.min && bytes <= around.max) plan->second.push_back(bytes);
   }
