@@ -56,11 +56,13 @@ std::vector<ParamSpec> stage_parameter_specs(const model::TrainConfig& c, int la
       const std::string L = "layer" + std::to_string(l) + ".";
       const std::string mine = L + "expert" + std::to_string(j) + ".";
       const std::string model = L + "expert" + std::to_string(ep_rank * local + j) + ".";
-      add(mine + "fc2.weight", F, H, Shard::replicated, Init::uniform, residual / std::sqrt(double(F)));
-      add(mine + "fc1.bias", 1, F, Shard::replicated, Init::zeros, 0);
-      add(mine + "fc1.weight", H, F, Shard::replicated, Init::uniform, w);
-      for (int k = 3; k >= 1; --k)
-        p.end()[-k].stream = model + p.end()[-k].name.substr(mine.size());
+      auto add_expert = [&](const char* what, std::int64_t rows, std::int64_t cols, Init init, double sd) {
+        add(mine + what, rows, cols, Shard::replicated, init, sd);
+        p.back().stream = model + what;
+      };
+      add_expert("fc2.weight", F, H, Init::uniform, residual / std::sqrt(double(F)));
+      add_expert("fc1.bias", 1, F, Init::zeros, 0);
+      add_expert("fc1.weight", H, F, Init::uniform, w);
     }
   return p;
 }
