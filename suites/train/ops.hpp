@@ -257,6 +257,13 @@ void moe_dispatch(const Exec& exec, const Scalar* x, const std::int32_t* tokens,
       });
 }
 
+// f(r) for each of token t's kept choices, r its row.
+template <class F>
+KOKKOS_INLINE_FUNCTION void for_kept_rows(const std::int32_t* rows, std::int64_t t, std::int64_t k, F&& f) {
+  for (std::int64_t j = 0; j < k; ++j)
+    if (const std::int64_t r = rows[t * k + j]; r >= 0) f(r);
+}
+
 // y [T, H] = sum over each token's kept choices of its probability times the expert's row.
 template <class Exec, class Scalar>
 void moe_combine(const Exec& exec, const Scalar* out, const Scalar* probs, const std::int32_t* rows, Scalar* y,
@@ -265,13 +272,11 @@ void moe_combine(const Exec& exec, const Scalar* out, const Scalar* probs, const
       "sextant::train::moe_combine", Kokkos::RangePolicy<Exec>(exec, 0, T), KOKKOS_LAMBDA(const std::int64_t t) {
         Scalar* yt = y + t * H;
         for (std::int64_t d = 0; d < H; ++d) yt[d] = 0;
-        for (std::int64_t j = 0; j < k; ++j) {
-          const std::int64_t r = rows[t * k + j];
-          if (r < 0) continue;
+        for_kept_rows(rows, t, k, [&](std::int64_t r) {
           const Scalar g = probs[t * E + r / C];
           const Scalar* o = out + r * H;
           for (std::int64_t d = 0; d < H; ++d) yt[d] += g * o[d];
-        }
+        });
       });
 }
 
@@ -298,15 +303,13 @@ void moe_gate_backward(const Exec& exec, const Scalar* dy, const Scalar* out, co
       "sextant::train::moe_gate_backward", Kokkos::RangePolicy<Exec>(exec, 0, T), KOKKOS_LAMBDA(const std::int64_t t) {
         Scalar* dp = dprobs + t * E;
         for (std::int64_t e = 0; e < E; ++e) dp[e] = 0;
-        for (std::int64_t j = 0; j < k; ++j) {
-          const std::int64_t r = rows[t * k + j];
-          if (r < 0) continue;
+        for_kept_rows(rows, t, k, [&](std::int64_t r) {
           const Scalar* o = out + r * H;
           const Scalar* g = dy + t * H;
           Scalar dot = 0;
           for (std::int64_t d = 0; d < H; ++d) dot += g[d] * o[d];
           dp[r / C] = dot;
-        }
+        });
       });
 }
 
@@ -319,11 +322,9 @@ void moe_dispatch_backward(const Exec& exec, const Scalar* drows, const std::int
       KOKKOS_LAMBDA(const std::int64_t t) {
         Scalar* o = dx + t * H;
         for (std::int64_t d = 0; d < H; ++d) o[d] = 0;
-        for (std::int64_t j = 0; j < k; ++j) {
-          const std::int64_t r = rows[t * k + j];
-          if (r < 0) continue;
+        for_kept_rows(rows, t, k, [&](std::int64_t r) {
           for (std::int64_t d = 0; d < H; ++d) o[d] += drows[r * H + d];
-        }
+        });
       });
 }
 

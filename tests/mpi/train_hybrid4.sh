@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # mpiexec -n 4 sextant run --suite train --quick on the sweep's hybrids (DP2 x TP2 and
-# TP2 x PP2) and its mixture of experts over 4 ranks (one expert a rank): where 4 ranks oversubscribe the CPUs sextant may use (2 here) the run must
+# TP2 x PP2): where 4 ranks oversubscribe the CPUs sextant may use (2 here) the run must
 # say so (table header, /train/<config> attribute) and its timings mean nothing; what
-# it shows is that they run end to end, measured, predicted and recorded, with
+# it shows is that the hybrids run end to end, measured, predicted and recorded, with
 # losses falling. (Their losses equal the single-rank run's: mpi.train.* tests.)
 # Usage: train_hybrid4.sh SEXTANT PYTHON OUT.h5
 source "$(dirname "$0")/../lib.sh"
@@ -11,7 +11,7 @@ mkdir -p "$(dirname "$output")"
 rm -f "$output"
 start=$(date +%s)
 expect_rc 0 timeout 500 mpiexec.mpich -n 4 "$sextant" run --suite train --quick --overwrite --steps 4 \
-  --configs dp2_tp2_pp14.small,tp2_pp24.small,moe_ep4.small -o "$output"
+  --configs dp2_tp2_pp14.small,tp2_pp24.small -o "$output"
 echo "$out" | sed -n '/^# training proxy/,$p'
 echo "train --quick, 4 ranks: $(( $(date +%s) - start )) s"
 over=$(oversubscribed "$sextant" 4)
@@ -23,15 +23,15 @@ import sys, h5py
 f = h5py.File(sys.argv[1], "r")
 oversubscribed = sys.argv[2] == "1"
 train = f["train"]
-assert sorted(train) == ["dp2_tp2_pp14.small", "moe_ep4.small", "tp2_pp24.small"], list(train)
+assert sorted(train) == ["dp2_tp2_pp14.small", "tp2_pp24.small"], list(train)
 for name, g in train.items():
     a = g.attrs
-    assert (a["dp"], a["tp"], a["pp"], a["ep"]) in ((2, 2, 1, 1), (1, 2, 2, 1), (4, 1, 1, 4)), name
+    assert (a["dp"], a["tp"], a["pp"]) in ((2, 2, 1), (1, 2, 2)), name
     assert bool(a["oversubscribed"]) == oversubscribed, (name, a["oversubscribed"])
     loss = g["loss"][()]
     assert loss[-1] < loss[0], "%s: loss did not decrease: %s" % (name, loss)
     assert g["measured_phases"].shape[0] == 4, name
     assert a["predicted"] > 0 and a["measured_median"] > 0, name
-print("4-rank hybrids and experts: recorded, %s" % ("flagged oversubscribed" if oversubscribed else "not oversubscribed"))
+print("4-rank hybrids: recorded, %s" % ("flagged oversubscribed" if oversubscribed else "not oversubscribed"))
 PY
 echo "train hybrids at 4 ranks: ok"
