@@ -169,15 +169,19 @@ inline constexpr double moe_dispatch_backward_bytes(double t, double k, double h
 inline constexpr double moe_regroup_bytes(double r, double h, double s) { return 2 * r * h * s; }
 // Zeroing the gradients: every element written once.
 inline constexpr double fill_bytes(double n, double s) { return n * s; }
-// to_bfloat16 / from_bfloat16 (the compressed gradient sync): n elements of s bytes one
-// way, n of bfloat16's 2 the other; the rounding is a few integer operations, no FLOPs.
-inline constexpr double bfloat16_convert_bytes(double n, double s) { return n * (s + 2); }
+// An element type conversion: n elements read at `from` bytes each, written at `to`;
+// the rounding is a few integer operations (or one convert instruction), no FLOPs.
+// to_float64 / to_float32: mixed precision's widening of the gradients and narrowing of
+// the master parameters.
+inline constexpr double convert_bytes(double n, double from, double to) { return n * (from + to); }
+// to_bfloat16 / from_bfloat16 (the compressed gradient sync): s bytes one way, 2 the other.
+inline constexpr double bfloat16_convert_bytes(double n, double s) { return convert_bytes(n, s, 2); }
 
 // The kernel registry's family of a kernel the proxy runs (the compute model's key,
 // kernels/descriptors/*.cpp); the proxy's own kernels take the family of the closest
-// measured ones: the permutes, the gradient fill and the experts' routing move data (stream), the
-// cross-entropy passes are row-wise softmax reductions (normalization). "unknown" for
-// anything else.
+// measured ones: the permutes, the gradient fill, the type conversions and the experts'
+// routing move data (stream), the cross-entropy passes are row-wise softmax reductions
+// (normalization). "unknown" for anything else.
 inline constexpr std::string_view family_of(std::string_view kernel) {
   auto starts = [&](std::string_view p) { return kernel.substr(0, p.size()) == p; };
   if (starts("vendor_gemm")) return "vendor_gemm";
@@ -187,7 +191,7 @@ inline constexpr std::string_view family_of(std::string_view kernel) {
   if (starts("bias_gelu_") || starts("relu_")) return "activation";
   if (starts("embedding_")) return "embedding";
   if (starts("stream_") || kernel == "split_heads" || kernel == "merge_heads" || kernel == "fill" ||
-      kernel == "to_bfloat16" || kernel == "from_bfloat16" || starts("moe_"))
+      starts("to_") || kernel == "from_bfloat16" || starts("moe_"))
     return "stream";
   if (kernel == "adamw_update") return "optimizer";
   return "unknown";

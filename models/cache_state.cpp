@@ -233,7 +233,8 @@ std::map<std::string, OperandMisses> operand_misses(const StepPlan& plan, int st
                      double(walked), double(c.schedule == Schedule::gpipe), double(c.tp), double(c.micro_batch), double(c.hidden),
                      double(c.heads), double(c.seq), double(c.vocab), double(c.zero >= 1 ? c.dp : 0), double(c.zero), c.bucket_bytes,
                      double(c.optimizer == Optimizer::adamw), double(c.dense == DensePath::vendor), double(c.dtype == "float64"),
-                     double(static_cast<int>(c.recompute)), double(c.sp)})
+                     double(static_cast<int>(c.recompute)), double(c.sp), double(c.mixed()),
+                     double(c.experts), double(c.top_k), c.capacity, double(c.ep)})
       key += std::to_string(v) + ",";
     if (auto at = memo->walks.find(key); at != memo->walks.end()) {
       std::map<std::string, OperandMisses> out;

@@ -42,6 +42,7 @@ inline void to_json(nlohmann::json& j, const TrainConfig& c) {
                      {"overlap", c.overlap_dp}, {"sp", c.sp}, {"staleness", c.staleness},
                      {"compress", to_string(c.compress)}, {"experts", c.experts}, {"top_k", c.top_k},
                      {"capacity", c.capacity}, {"ep", c.ep}, {"bucket_bytes", c.bucket_bytes}, {"dtype", c.dtype},
+                     {"master", c.master_dtype()},
                      {"dense", to_string(c.dense)}, {"recompute", to_string(c.recompute)}};
 }
 

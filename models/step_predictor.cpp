@@ -38,12 +38,13 @@ class Coster {
     std::vector<double> out;
     for (const auto& op : phase.compute) {
       const std::string& kernel = op.kernel.empty() ? op.family : op.kernel;
-      auto [at, fresh] = op_costs_.try_emplace(kernel + '\n' + op.family + '\n' + op.shape);
+      const std::string& dtype = op.dtype.empty() ? dtype_ : op.dtype;
+      auto [at, fresh] = op_costs_.try_emplace(kernel + '\n' + op.family + '\n' + op.shape + '\n' + dtype);
       if (fresh) {
-        auto e = compute_.predict(kernel, dtype_, op.flops, op.bytes, op.family, op.shape);
-        if (!e.calibrated) note("no operator model for '" + kernel + "' " + dtype_ + ": roofline bound used");
+        auto e = compute_.predict(kernel, dtype, op.flops, op.bytes, op.family, op.shape);
+        if (!e.calibrated) note("no operator model for '" + kernel + "' " + dtype + ": roofline bound used");
         at->second.seconds = e.seconds;
-        at->second.bounds = compute_.cache_bounds(kernel, dtype_, op.shape, op.flops, op.bytes, op.family);
+        at->second.bounds = compute_.cache_bounds(kernel, dtype, op.shape, op.flops, op.bytes, op.family);
       }
       const OpCost& c = at->second;
       const auto m = misses.find(op.name);
@@ -225,9 +226,10 @@ OpSeconds hot_seconds(const ComputeModel& compute, const std::string& dtype) {
   // The walk asks for every call of every layer: each distinct op is looked up once (the
   // lookup parses the model's shapes).
   auto known = std::make_shared<std::map<std::string, double>>();
-  return [&compute, dtype, known](const ComputeOp& op) {
+  return [&compute, step_dtype = dtype, known](const ComputeOp& op) {
     const std::string& kernel = op.kernel.empty() ? op.family : op.kernel;
-    auto [at, fresh] = known->try_emplace(kernel + '\n' + op.family + '\n' + op.shape);
+    const std::string& dtype = op.dtype.empty() ? step_dtype : op.dtype;
+    auto [at, fresh] = known->try_emplace(kernel + '\n' + op.family + '\n' + op.shape + '\n' + dtype);
     if (fresh) {
       const auto bounds = compute.cache_bounds(kernel, dtype, op.shape, op.flops, op.bytes, op.family);
       at->second = bounds ? bounds->hot : compute.predict(kernel, dtype, op.flops, op.bytes, op.family, op.shape).seconds;
@@ -236,9 +238,10 @@ OpSeconds hot_seconds(const ComputeModel& compute, const std::string& dtype) {
   };
 }
 
-double op_cost_in_step(const ComputeModel& compute, const std::string& dtype, const ComputeOp& op,
+double op_cost_in_step(const ComputeModel& compute, const std::string& step_dtype, const ComputeOp& op,
                        const std::map<std::string, OperandMisses>& misses) {
   const std::string& kernel = op.kernel.empty() ? op.family : op.kernel;
+  const std::string& dtype = op.dtype.empty() ? step_dtype : op.dtype;
   const auto bounds = compute.cache_bounds(kernel, dtype, op.shape, op.flops, op.bytes, op.family);
   const auto m = misses.find(op.name);
   if (bounds && m != misses.end()) return bounds->in_step(m->second);

@@ -81,7 +81,8 @@ struct StepPrediction {
 StepPrediction predict_step(const StepPlan& plan, const CommModel& comm, const ComputeModel& compute,
                             const LevelMap& levels = {}, const SyncModel* sync = nullptr, CacheWalkMemo* walks = nullptr);
 
-// An op's hot time (its cost with its operands cached), the cache walk's clock.
+// An op's hot time (its cost with its operands cached), the cache walk's clock. dtype:
+// the step's (an op with its own, ComputeOp::dtype, is costed in that).
 OpSeconds hot_seconds(const ComputeModel& compute, const std::string& dtype);
 
 // The dense path a configuration's text names (dense=...), else the one the model's
@@ -94,7 +95,8 @@ void choose_dense_path(TrainConfig& config, const std::string& text, const Compu
 // it. For tools that lay the step out in their own terms (the ASTRA-sim workload export).
 std::map<std::string, double> stage_op_seconds(const StepPlan& plan, int stage, const ComputeModel& compute);
 
-// What the step predictor costs one call of `op` at, given the stage's cache state.
+// What the step predictor costs one call of `op` at, given the stage's cache state
+// (in the step's dtype, or the op's own).
 double op_cost_in_step(const ComputeModel& compute, const std::string& dtype, const ComputeOp& op,
                        const std::map<std::string, OperandMisses>& misses);
 

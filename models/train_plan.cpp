@@ -546,6 +546,8 @@ constexpr TrainConfigKey config_keys[] = {
            "by all-to-all)", false},
     {"bucket_bytes", "dp gradient bucket size in bytes", false},
     {"dtype", "float32 | float64", false},
+    {"master", "mixed precision: the optimizer's parameters and moments in float64 beside --dtype float32 (default: "
+               "dtype's, no copy)", false},
     {"dense", "GEMMs by: portable (Kokkos kernels) | vendor (BLAS via Kokkos Kernels)", false},
     {"recompute", "activation recomputation: none | selective (attention probabilities) | full (each layer from its input)",
      false},
@@ -586,6 +588,7 @@ void set_train_config_key(TrainConfig& c, const std::string& key, const std::str
   else if (key == "capacity") c.capacity = number();
   else if (key == "ep") c.ep = integer();
   else if (key == "dtype") c.dtype = value;
+  else if (key == "master") c.master = value;
   else if (key == "dense") c.dense = parse_dense_path(value);
   else if (key == "compress") {
     if (value == "none") c.compress = Compression::none;
@@ -661,6 +664,11 @@ void TrainConfig::validate() const {
                      std::to_string(micro_batch) + " x --dp " + std::to_string(dp));
   if (dtype != "float32" && dtype != "float64")
     throw UsageError("--dtype '" + dtype + "': use float32 or float64");
+  if (master_dtype() != "float32" && master_dtype() != "float64")
+    throw UsageError("--master '" + master + "': use float64 beside --dtype float32 (mixed precision)");
+  if (dtype == "float64" && master_dtype() == "float32")
+    throw UsageError("--master float32 with --dtype float64: the master copy must be at least as wide as the step's "
+                     "parameters");
   if (zero != 0 && zero != 1 && zero != 3)
     throw UsageError("--zero " + std::to_string(zero) + ": use 0, 1 or 3 (ZeRO-2's traffic is ZeRO-1's; the proxy "
                      "accumulates unsharded gradients over micro-batches, so 2 would be 1 under another name)");
@@ -833,17 +841,41 @@ StepPlan plan_step(const TrainConfig& config) {
     for (const auto& p : synced) st.dp_sync_operands.push_back({"g:" + p.first, p.second * d.s});
     const bool adamw = config.optimizer == Optimizer::adamw;
     // The update of the given parameters' elements (a 1/share of each: ZeRO-1's block).
+    // Mixed precision: the gradients widened into the master's type ("ws.master_grads"),
+    // the update on the master parameters ("w:"), the result narrowed into the step's.
+    const bool mixed = config.mixed();
+    const double ms = config.master_dtype() == "float64" ? 8 : 4;  // a master element's bytes
     auto update = [&](PhaseBuilder& o, const std::string& name, double n, const Bucket* only, double share) {
-      std::vector<std::pair<std::string, double>> touched;
-      for (const auto& [param, elements] : only ? only->params : params)
-        for (const char* state : {"p:", "g:", "m:", "v:"})
-          if (adamw || state[0] == 'p' || state[0] == 'g') touched.push_back({state + param, elements / share});
-      Phase& ph = st.optimizer;
+      const auto& which = only ? only->params : params;
+      auto operands = [&](const std::vector<std::pair<const char*, double>>& states) {
+        std::vector<Operand> out;
+        for (const auto& [param, elements] : which)
+          for (const auto& [state, bytes] : states) out.push_back({state + param, elements / share * bytes});
+        return out;
+      };
+      const std::string sized = kv({{"n", (long long)n}});
+      if (mixed) {
+        o.op(name + ".widen", "to_" + config.master_dtype(), sized, 0, kernels::convert_bytes(n, d.s, ms), {});
+        st.optimizer.compute.back().operands = operands({{"g:", d.s}});
+        st.optimizer.compute.back().operands.push_back({"ws.master_grads", n * ms});
+      }
+      // The update's own operands, in the order p, g, m, v of each parameter (the master
+      // gradients are one workspace).
+      std::vector<std::pair<const char*, double>> states{{mixed ? "w:" : "p:", ms}};
+      if (!mixed) states.push_back({"g:", ms});
+      if (adamw) states.insert(states.end(), {{"m:", ms}, {"v:", ms}});
       if (adamw)
-        o.op(name, "adamw_update", kv({{"n", (long long)n}}), kernels::adamw_flops(n), kernels::adamw_bytes(n, d.s), {});
+        o.op(name, "adamw_update", sized, kernels::adamw_flops(n), kernels::adamw_bytes(n, ms), {});
       else  // p = p - lr g
-        o.op(name, "stream_triad", kv({{"n", (long long)n}}), kernels::stream_flops(StreamOp::triad, n), kernels::stream_bytes(StreamOp::triad, n, d.s), {});
-      for (const auto& [tensor, elements] : touched) ph.compute.back().operands.push_back({tensor, elements * d.s});
+        o.op(name, "stream_triad", sized, kernels::stream_flops(StreamOp::triad, n), kernels::stream_bytes(StreamOp::triad, n, ms), {});
+      ComputeOp& u = st.optimizer.compute.back();
+      u.operands = operands(states);
+      if (mixed) {
+        u.operands.push_back({"ws.master_grads", n * ms});
+        u.dtype = config.master_dtype();
+        o.op(name + ".narrow", "to_" + config.dtype, sized, 0, kernels::convert_bytes(n, ms, d.s), {});
+        st.optimizer.compute.back().operands = operands({{"w:", ms}, {"p:", d.s}});
+      }
     };
     PhaseBuilder o(st.optimizer, d);
     if (config.sp) {  // the replicated parameters' gradients, summed over tp (packed into one message)
@@ -904,8 +936,10 @@ StepPlan plan_step(const TrainConfig& config) {
       // step's are copied aside, and their allreduce (dp_sync) starts on the copy.
       std::vector<Operand> copies;
       for (const auto& g : st.dp_sync_operands) copies.push_back({"ws.stale." + g.tensor.substr(2), g.bytes});
-      for (auto& operand : st.optimizer.compute.back().operands)
-        if (operand.tensor.starts_with("g:")) operand.tensor = "ws.stale." + operand.tensor.substr(2);
+      for (auto& op : st.optimizer.compute)
+        if (op.name.starts_with("optimizer.update"))  // the update, or its widening (mixed precision)
+          for (auto& operand : op.operands)
+            if (operand.tensor.starts_with("g:")) operand.tensor = "ws.stale." + operand.tensor.substr(2);
       o.op("optimizer.stale_copy", "stream_copy", kv({{"n", (long long)flat}}), 0,
            kernels::stream_bytes(StreamOp::copy, flat, d.s), {});
       st.optimizer.compute.back().operands = st.dp_sync_operands;
@@ -924,8 +958,11 @@ double step_working_set_bytes(const StepPlan& plan, int stage) {
   const StagePlan& st = plan.stages.at(stage);
   const double element = c.dtype == "float64" ? 8 : 4;
   // The proxy's buffers: parameters and gradients whole (ZeRO-3 gathers into the
-  // parameters' own place), the moments sharded with ZeRO.
-  const double state_copies = 2 + (c.optimizer == Optimizer::adamw ? (c.zero >= 1 ? 2.0 / c.dp : 2.0) : 0.0);
+  // parameters' own place), the optimizer's state sharded with ZeRO: the moments, and
+  // with mixed precision the master parameters and gradients, each in the master's type.
+  const double master_copies = (c.optimizer == Optimizer::adamw ? 2.0 : 0.0) + (c.mixed() ? 2.0 : 0.0);
+  const double state_copies =
+      2 + master_copies * (c.master_dtype() == "float64" ? 8 : 4) / element / (c.zero >= 1 ? c.dp : 1);
   double forward_bytes = 0;
   for (const auto& op : st.forward.compute) forward_bytes += op.bytes;
   // GPipe keeps every micro-batch's activations; 1F1B at most one per later stage.

@@ -93,6 +93,15 @@ struct TrainConfig {
   int expert_capacity() const;  // rows per expert and micro-batch: ceil(capacity top_k T / E), at least 1
   double bucket_bytes = 1 << 20;
   std::string dtype = "float32";
+  // Mixed precision: the optimizer's copy of the parameters, and its moments, in a wider
+  // type than the step computes in ("": dtype's, no copy). With master = float64 beside
+  // dtype = float32 the forward, backward and gradient sync run in float32 and each
+  // update widens the (summed) gradients to float64, updates the float64 master
+  // parameters and narrows them back into the step's float32 ones: the fp32-master
+  // scheme of 16-bit training, one width up (the kernels have float32 and float64).
+  std::string master;
+  const std::string& master_dtype() const { return master.empty() ? dtype : master; }
+  bool mixed() const { return master_dtype() != dtype; }
   int micro_batches() const;    // global_batch / (micro_batch * dp); validated by validate()
   int ranks() const { return dp * tp * pp; }
   void validate() const;        // throws sextant::UsageError naming the inconsistent option
@@ -139,13 +148,20 @@ struct Operand {
 };
 
 struct ComputeOp {
+  ComputeOp(std::string name = {}, std::string family = {}, std::string shape = {}, double flops = 0, double bytes = 0,
+            std::string kernel = {}, std::vector<Operand> operands = {}, std::string dtype = {})
+      : name(std::move(name)), family(std::move(family)), shape(std::move(shape)), flops(flops), bytes(bytes),
+        kernel(std::move(kernel)), operands(std::move(operands)), dtype(std::move(dtype)) {}
   std::string name;     // "layer3.fc1" (stable, for matching measured traces)
   std::string family;   // operator family of the compute model: gemm, layernorm, ...
   std::string shape;    // e.g. "M=64,N=256,K=64"
-  double flops = 0, bytes = 0;
+  double flops, bytes;
   std::string kernel;   // the kernel that runs, as the kernel registry names it
                         // (gemm, layernorm_backward, ...; suites/train's own: split_heads, ...)
   std::vector<Operand> operands;  // each tensor once (the plan's; the proxy's records leave it empty)
+  // The element type it runs in, as the compute model's dtype ("float64": a mixed-precision
+  // step's master update); "" for the step's own.
+  std::string dtype;
 };
 
 // The parallelism a message serves: its communicator, and the level that costs it (ep:

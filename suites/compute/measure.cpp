@@ -51,6 +51,9 @@ void check_names(const MeasureOptions& o) {
     if (!families.count(f)) throw UsageError("unknown kernel family '" + f + "'");
   for (const auto& d : o.dtypes)
     if (!k::parse_dtype(d)) throw UsageError("unknown dtype '" + d + "' (float64, float32, float16, bfloat16)");
+  for (const auto& c : o.cases)
+    if (!c.dtype.empty() && !k::parse_dtype(c.dtype))
+      throw UsageError("case " + c.kernel + " '" + c.shape + "': unknown dtype '" + c.dtype + "'");
 }
 
 }  // namespace
@@ -81,11 +84,13 @@ k::Shape parse_shape(const k::KernelInfo& kernel, const std::string& text, const
   return shape;
 }
 
-// A shape to measure, in one cache state, after one lead-in.
+// A shape to measure, in one cache state, after one lead-in, in one dtype ("": the
+// options' dtypes).
 struct ShapeCase {
   k::Shape shape;
   long long flush_bytes = 0;
   std::string lead_in;
+  std::string dtype;
 };
 
 // The shapes of the cases that name this kernel, in its parameter order, each with its
@@ -96,9 +101,11 @@ std::vector<ShapeCase> shapes_of_cases(const k::KernelInfo& kernel, const std::v
   std::vector<ShapeCase> out;
   for (const auto& c : cases) {
     if (c.kernel != kernel.name) continue;
-    ShapeCase sc{parse_shape(kernel, c.shape, "case"), c.flush_bytes < 0 ? default_flush : c.flush_bytes, c.lead_in};
+    ShapeCase sc{parse_shape(kernel, c.shape, "case"), c.flush_bytes < 0 ? default_flush : c.flush_bytes, c.lead_in,
+                 c.dtype.empty() ? "" : std::string(k::to_string(*k::parse_dtype(c.dtype)))};
     auto same = std::find_if(out.begin(), out.end(), [&](const ShapeCase& s) {
-      return s.shape.str() == sc.shape.str() && s.flush_bytes == sc.flush_bytes && s.lead_in == sc.lead_in;
+      return s.shape.str() == sc.shape.str() && s.flush_bytes == sc.flush_bytes && s.lead_in == sc.lead_in &&
+             s.dtype == sc.dtype;
     });
     if (same == out.end()) out.push_back(std::move(sc));
   }
@@ -149,20 +156,20 @@ std::vector<KernelMeasurement> measure_kernels(const MeasureOptions& o) {
   LeadIns leads(o.seed);
   for (const auto& kernel : k::registry()) {
     if (!selected(o.kernels, kernel.name) || !selected(o.families, kernel.family)) continue;
-    std::vector<k::Dtype> dtypes;
-    for (k::Dtype dtype : kernel.dtypes)
-      if (o.dtypes.empty() ||
-          std::any_of(o.dtypes.begin(), o.dtypes.end(), [&](const std::string& d) { return k::parse_dtype(d) == dtype; }))
-        dtypes.push_back(dtype);
+    const auto chosen = [&](k::Dtype dtype) {
+      return o.dtypes.empty() ||
+             std::any_of(o.dtypes.begin(), o.dtypes.end(), [&](const std::string& d) { return k::parse_dtype(d) == dtype; });
+    };
     // A kernel named in the cases runs at those shapes only; others at their shape set.
     auto shapes = shapes_of_cases(kernel, o.cases, o.flush_bytes);
     if (shapes.empty())
-      for (auto& shape : kernel.shapes(set)) shapes.push_back({std::move(shape), o.flush_bytes, ""});
+      for (auto& shape : kernel.shapes(set)) shapes.push_back({std::move(shape), o.flush_bytes, "", ""});
     // Shape by shape, each in every dtype one after the other: the dtypes of a shape
     // meet the same load on a shared host, so their ratio (float32's peak over
     // float64's) is not the ratio of two moments' loads.
-    for (const auto& [shape, flush_bytes, lead_in] : shapes)
-      for (k::Dtype dtype : dtypes) {
+    for (const auto& [shape, flush_bytes, lead_in, case_dtype] : shapes)
+      for (k::Dtype dtype : kernel.dtypes) {
+        if (case_dtype.empty() ? !chosen(dtype) : case_dtype != k::to_string(dtype)) continue;
         KernelMeasurement m;
         m.flush_bytes = flush_bytes;
         m.lead_in = lead_in;

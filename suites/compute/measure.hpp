@@ -36,6 +36,9 @@ struct KernelCase {
   // element-wise and attention kernels on a Sapphire Rapids guest, none on Zen 3).
   // Empty: none.
   std::string lead_in;
+  // Its element type ("float64"), measured whether or not MeasureOptions::dtypes names
+  // it (a mixed-precision step's master update); empty: those dtypes.
+  std::string dtype;
 };
 
 struct MeasureOptions {

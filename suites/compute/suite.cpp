@@ -204,7 +204,7 @@ void remeasure_peak_while_beaten(const MeasureOptions& options, std::vector<Kern
     again.cases.clear();
     again.validate = false;  // validated the first time
     for (const auto& m : all)
-      if (m.name == "peak_fma") again.cases.push_back({m.name, m.shape, m.flush_bytes});
+      if (m.name == "peak_fma") again.cases.push_back({m.name, m.shape, m.flush_bytes, "", m.dtype});
     if (again.cases.empty()) return;
     if (options.progress)
       options.progress("a kernel ran faster than peak_fma: the peak measured again (" + std::to_string(attempt) +

@@ -63,6 +63,16 @@ void unpack_elements(const Exec& exec, Index index, const Scalar* from, Scalar* 
       KOKKOS_LAMBDA(const std::int64_t i) { to[index(i)] = from[i]; });
 }
 
+// ---- element type conversion -------------------------------------------------------------
+// Mixed precision's widening of the gradients into the master's type and narrowing of the
+// master parameters into the step's (kernels::convert_bytes).
+template <class Exec, class From, class To>
+void convert(const Exec& exec, const From* from, To* to, std::int64_t n) {
+  Kokkos::parallel_for(
+      "sextant::train::convert", Kokkos::RangePolicy<Exec>(exec, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) { to[i] = To(from[i]); });
+}
+
 // ---- bfloat16 (core/bfloat16.hpp) -------------------------------------------------------
 // The compressed gradient sync's conversions, each element read once and written once
 // (kernels::bfloat16_convert_bytes). float64 is rounded to float32 on the way.

@@ -10,7 +10,12 @@
 // With compress=bf16 the dp gradient sync runs here too, before the update: the gradient
 // converted to bfloat16, each bucket's allreduce (bfloat16_sum) on that copy, converted
 // back (DpSync::finish leaves it).
+// Mixed precision (W wider than S: TrainConfig::master): the optimizer keeps its own copy
+// of its parameters (all of them, or with ZeRO its blocks) in W beside its moments; each
+// update widens the gradients into W, updates that copy and narrows it into the step's
+// parameters. The copy starts as the step's initial parameters, widened.
 #include <string>
+#include <type_traits>
 
 #include "kernels/adamw.hpp"
 #include "kernels/stream.hpp"
@@ -21,8 +26,10 @@
 
 namespace sextant::train {
 
-template <class S>
+template <class S, class W = S>
 class OptimizerStep {
+  static constexpr bool mixed = !std::is_same_v<S, W>;
+
  public:
   OptimizerStep(const model::TrainConfig& c, const TrainRunOptions& o, ParamStore<S>& store, DpSync<S>& dp,
                 const Layout& layout, Recorder& rec)
@@ -33,10 +40,21 @@ class OptimizerStep {
     hp_.beta2 = o.beta2;
     hp_.eps = o.eps;
     hp_.weight_decay = o.weight_decay;
+    const std::int64_t n = dp.sharded() ? dp.shard_elements() : store.layout().parameters;
     if (adamw_) {
-      const std::int64_t n = dp.sharded() ? dp.shard_elements() : store.layout().parameters;
-      m_ = V1<S>("sextant::train::adam_m", n);
-      v_ = V1<S>("sextant::train::adam_v", n);
+      m_ = V1<W>("sextant::train::adam_m", n);
+      v_ = V1<W>("sextant::train::adam_v", n);
+    }
+    if constexpr (mixed) {
+      master_ = V1<W>("sextant::train::master", n);
+      master_grads_ = V1<W>("sextant::train::master_grads", n);
+      const S* p = store.params().data();
+      if (dp.sharded())
+        for (int k = 0; k < int(store.layout().buckets.size()); ++k)
+          convert(exec_, p + dp.block_offset(k), master_.data() + moment_offset(k), dp.block(k));
+      else
+        convert(exec_, p, master_.data(), n);
+      exec_.fence();
     }
     if (c.sp) {
       const FlatLayout& f = store.layout();
@@ -67,12 +85,10 @@ class OptimizerStep {
       if (const U1<S> g = dp_.stale_gradients(t); g.data()) update("optimizer.update", U1<S>(p, n), U1<S>(g.data(), n), 0);
       dp_.send_stale(t);
     } else if (dp_.sharded()) {
-      std::int64_t moment = 0;
       for (int k = 0; k < int(store_.layout().buckets.size()); ++k) {
         const std::int64_t n = dp_.block(k);
         const std::string name = "optimizer.bucket" + std::to_string(k);
-        update(name, U1<S>(p + dp_.block_offset(k), n), dp_.shard_grads(k), moment);
-        moment += n;
+        update(name, U1<S>(p + dp_.block_offset(k), n), dp_.shard_grads(k), moment_offset(k));
         if (dp_.params_sharded()) continue;
         S* bucket = p + store_.layout().buckets[k].offset;
         rec_.comm(
@@ -138,23 +154,56 @@ class OptimizerStep {
     convert("optimizer.decompress", "from_bfloat16", [&] { from_bfloat16(exec_, h, g, n); });
   }
 
+  // Where the optimizer's state for ZeRO's block of bucket k starts (its blocks back to back).
+  std::int64_t moment_offset(int k) const {
+    std::int64_t at = 0;
+    for (int j = 0; j < k; ++j) at += dp_.block(j);
+    return at;
+  }
+
+  // The update of p (the state at `moment` on): in place, or with mixed precision on the
+  // master copy between a widening of the gradients and a narrowing into p.
   void update(const std::string& name, U1<S> p, U1<S> g, std::int64_t moment) {
     const std::int64_t n = p.extent(0);
+    if constexpr (mixed) {
+      const U1<W> w(master_.data() + moment, n), gw(master_grads_.data() + moment, n);
+      convert_op(name + ".widen", g.data(), gw.data(), n);
+      update_in_place(name, w, gw, moment);
+      convert_op(name + ".narrow", w.data(), p.data(), n);
+    } else {
+      update_in_place(name, p, g, moment);
+    }
+  }
+
+  void update_in_place(const std::string& name, U1<W> p, U1<W> g, std::int64_t moment) {
+    const std::int64_t n = p.extent(0);
+    const std::string dtype = mixed ? dtype_name<W>() : "";  // the plan names the master's type only
     if (adamw_) {
-      U1<S> m(m_.data() + moment, n), v(v_.data() + moment, n);
+      U1<W> m(m_.data() + moment, n), v(v_.data() + moment, n);
       rec_.compute([&] { kernels::adamw_update(exec_, p, g, m, v, hp_); },
                    [&] {
                      return model::ComputeOp{name, "optimizer", kv({{"n", n}}), kernels::adamw_flops(n),
-                                             kernels::adamw_bytes(n, sizeof(S)), "adamw_update", {}};
+                                             kernels::adamw_bytes(n, sizeof(W)), "adamw_update", {}, dtype};
                    });
     } else {
-      rec_.compute([&] { kernels::stream_triad(exec_, p, p, g, S(-hp_.lr)); },
+      rec_.compute([&] { kernels::stream_triad(exec_, p, p, g, W(-hp_.lr)); },
                    [&] {
                      return model::ComputeOp{name, "stream", kv({{"n", n}}),
                                              kernels::stream_flops(kernels::StreamOp::triad, n),
-                                             kernels::stream_bytes(kernels::StreamOp::triad, n, sizeof(S)), "stream_triad", {}};
+                                             kernels::stream_bytes(kernels::StreamOp::triad, n, sizeof(W)), "stream_triad",
+                                             {}, dtype};
                    });
     }
+  }
+
+  template <class From, class To>
+  void convert_op(const std::string& name, const From* from, To* to, std::int64_t n) {
+    const std::string kernel = "to_" + dtype_name<To>();
+    rec_.compute([&] { convert(exec_, from, to, n); },
+                 [&] {
+                   return model::ComputeOp{name, std::string(kernels::family_of(kernel)), kv({{"n", n}}), 0,
+                                           kernels::convert_bytes(double(n), sizeof(From), sizeof(To)), kernel, {}};
+                 });
   }
 
   void allgather_in_place(S* bucket, std::int64_t block) {
@@ -174,7 +223,8 @@ class OptimizerStep {
   WaitMode wait_;
   Recorder& rec_;
   kernels::AdamWParams hp_;
-  V1<S> m_, v_;
+  V1<W> m_, v_;
+  V1<W> master_, master_grads_;  // mixed precision: the optimizer's parameters, their gradients
   Kokkos::View<std::int64_t*, Mem> sp_index_;  // sp: where the replicated parameters' gradients lie
   V1<S> sp_grads_;
   Kokkos::View<std::uint16_t*, Mem> grads_bf16_;  // compress=bf16: the gradient on the wire

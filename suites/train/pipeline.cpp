@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <set>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "models/model_file.hpp"
@@ -75,7 +76,8 @@ std::vector<SweepEntry> chosen_sweep(int ranks, const PipelineOptions& o) {
 // reports a host's huge L3); the step predictor costs each call between them by the
 // cache state of the step (models/cache_state.hpp). Each run follows the op its plan
 // runs before it (the state of the core, not only of the caches: a kernel after a
-// vendor GEMM can run at a lower clock). And peak_fma for the ceilings.
+// vendor GEMM can run at a lower clock). Each case in its op's dtype (the step's, or its
+// own: a mixed-precision master update), and peak_fma for the ceilings in each of them.
 void add_plan_kernels(const Runtime& rt, const std::vector<SweepEntry>& sweep, compute::MeasureOptions& kernels) {
   const long long llc = rt.machine().last_level_cache_bytes();
   kernels.flush_bytes = 4 * std::max<long long>(llc > (64LL << 20) ? 8LL << 20 : llc, 1LL << 20);
@@ -83,7 +85,8 @@ void add_plan_kernels(const Runtime& rt, const std::vector<SweepEntry>& sweep, c
   const bool warm = warm_flush > 0 && 2 * warm_flush <= kernels.flush_bytes;
   if (!kernels.kernels.empty()) return;  // the user chose the kernels
   std::set<std::string> names{"peak_fma"};
-  std::set<std::pair<std::string, std::string>> cases;
+  std::set<std::tuple<std::string, std::string, std::string>> cases;
+  std::set<std::string> dtypes;  // the cases': peak_fma, which has none, is measured in each
   for (const auto& e : sweep) {
     const auto plan = model::plan_step(e.config);
     for (const auto& st : plan.stages) {
@@ -91,17 +94,21 @@ void add_plan_kernels(const Runtime& rt, const std::vector<SweepEntry>& sweep, c
       for (const auto* phase : {&st.forward, &st.backward, &st.optimizer})
         for (const auto& op : phase->compute)
           if (std::string k = model::registry_kernel(op.kernel, op.shape); compute::is_kernel(k)) {
-            if (cases.insert({k, op.shape}).second) {
+            // In the op's own dtype where it has one (a mixed-precision master update).
+            const std::string& dtype = op.dtype.empty() ? e.config.dtype : op.dtype;
+            if (cases.insert({k, op.shape, dtype}).second) {
               names.insert(k);
-              kernels.cases.push_back({k, op.shape, 0, before});
-              kernels.cases.push_back({k, op.shape, kernels.flush_bytes, before});
-              if (warm) kernels.cases.push_back({k, op.shape, warm_flush, before});
+              dtypes.insert(dtype);
+              kernels.cases.push_back({k, op.shape, 0, before, dtype});
+              kernels.cases.push_back({k, op.shape, kernels.flush_bytes, before, dtype});
+              if (warm) kernels.cases.push_back({k, op.shape, warm_flush, before, dtype});
             }
             before = k + ' ' + op.shape;
           }
     }
   }
   kernels.kernels.assign(names.begin(), names.end());
+  if (!dtypes.empty()) kernels.dtypes.assign(dtypes.begin(), dtypes.end());
 }
 
 // The message sizes the plans send, per comm benchmark (in its size unit): measured
@@ -258,8 +265,8 @@ comm::Outcome run_train_pipeline(Runtime& rt, const PipelineOptions& o, comm::Op
   // fsdp2.large by 42%.
   comm.time_nonblocking = true;
   if (!o.comm_sizes_given) add_plan_sizes(sweep, comm);
+  compute.kernels.dtypes = {"float32"};  // the proxy's, and the plans' own (add_plan_kernels)
   add_plan_kernels(rt, sweep, compute.kernels);
-  compute.kernels.dtypes = {"float32"};
   compute.sweep.dtype = "float32";
   // Where a run's time goes (a CI limit on the whole run is sized from these).
   double mark = MPI_Wtime();

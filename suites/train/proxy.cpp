@@ -140,7 +140,8 @@ model::CommOp send_op(int stage, const char* what, std::int64_t elements) {
   return {"stage" + std::to_string(stage) + ".send_" + what, model::Traffic::pp, "pingpong", double(elements) * sizeof(S), 2};
 }
 
-template <class S>
+// S: the step's element type; W: the optimizer's (wider: mixed precision).
+template <class S, class W>
 TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI_Comm world) {
   if (o.gradient_norm && c.ranks() != 1)
     throw UsageError("the gradient norm (a test hook) is recorded on one rank only");
@@ -171,7 +172,7 @@ TrainResult run_typed(const model::TrainConfig& c, const TrainRunOptions& o, MPI
   DpSync<S> dp(store, layout, c.zero, c.overlap_dp, o.wait, rec, o.poison_released, c.staleness,
                c.compress != model::Compression::none);
   stage.units = dp.units();
-  OptimizerStep<S> optimizer(c, o, store, dp, layout, rec);
+  OptimizerStep<S, W> optimizer(c, o, store, dp, layout, rec);
   PipeComm<S> pipe(layout, slots, o.wait, rec);
   rec.add_poller(&pipe);
   if (dp.overlapped() || (dp.stale() && layout.dp > 1)) rec.add_poller(&dp);
@@ -328,8 +329,9 @@ TrainResult run_training(const model::TrainConfig& config, const TrainRunOptions
     throw UsageError("--steps and --warmup must be >= 0");
   if (config.dense == model::DensePath::vendor && default_dense_path() != model::DensePath::vendor)
     throw UsageError("dense path 'vendor': this sextant was built without Kokkos Kernels (KokkosKernels_ROOT)");
-  if (config.dtype == "float64") return run_typed<double>(config, options, world);
-  return run_typed<float>(config, options, world);
+  if (config.dtype == "float64") return run_typed<double, double>(config, options, world);
+  if (config.mixed()) return run_typed<float, double>(config, options, world);
+  return run_typed<float, float>(config, options, world);
 }
 
 model::DensePath default_dense_path() {

@@ -99,17 +99,19 @@ void print_kernel_profile(const KernelProfile& kernels, int rank, int stage, con
     const double mean = v.first / static_cast<double>(v.second);
     const auto space = key.find(' ');
     const std::string kernel = key.substr(0, space), shape = key.substr(space + 1);
-    const auto bounds = compute.cache_bounds(kernel, config.dtype, shape);
-    const auto e = compute.predict(kernel, config.dtype, 0, 0, "", shape);
     double predicted = 0;
     int calls = 0;
+    std::string dtype = config.dtype;  // or the op's own (a mixed-precision step's master update)
     const auto& st = plan.stages[stage];
     for (const auto* phase : {&st.forward, &st.backward, &st.optimizer})
       for (const auto& op : phase->compute) {
         if (op.kernel + " " + op.shape != key) continue;
         predicted += model::op_cost_in_step(compute, config.dtype, op, misses);
         ++calls;
+        if (!op.dtype.empty()) dtype = op.dtype;
       }
+    const auto bounds = compute.cache_bounds(kernel, dtype, shape);
+    const auto e = compute.predict(kernel, dtype, 0, 0, "", shape);
     const bool costed = e.model == "measured" && calls > 0;
     predicted /= std::max(calls, 1);
     const double hot = bounds ? bounds->hot : e.seconds;
@@ -317,6 +319,7 @@ model::TrainConfig single_rank(model::TrainConfig c) {
   c.compress = model::Compression::none;  // one rank sends no gradients
   c.schedule = model::TrainConfig{}.schedule;  // one stage: no pipeline to schedule
   c.recompute = model::Recompute::none;         // the speedup of a recomputing layout includes its cost
+  c.master.clear();                             // and a mixed-precision one's, what its master copy costs
   return c;
 }
 
@@ -379,6 +382,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
     bool sp = false;
     model::Compression compress = model::Compression::none;
     int experts = 0, top_k = 1, ep = 1;  // a mixture of experts: another model, with its own baseline
+    const char* master = "";             // mixed precision: float32 steps, this type's master copy
   };
   std::vector<Strategy> strategies;
   using model::Schedule;
@@ -395,7 +399,8 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
                   // several a rank runs in the mpi.train tests; the sweep's steps at 2
                   // threads a rank on 2 CPUs, oversubscribed, pay for every kernel's
                   // OpenMP barrier, and several experts a rank double the kernels).
-                  {"moe_ep", ranks, 1, 1, Schedule::one_f_one_b, 0, false, model::Compression::none, ranks, 1, ranks}};
+                  {"moe_ep", ranks, 1, 1, Schedule::one_f_one_b, 0, false, model::Compression::none, ranks, 1, ranks},
+                  {"dp_mixed", ranks, 1, 1, Schedule::one_f_one_b, 0, false, model::Compression::none, 0, 1, 1, "float64"}};
   if (ranks == 4)
     strategies.push_back({"dp2_tp2_pp1", 2, 2, 1, Schedule::one_f_one_b}),
         strategies.push_back({"tp2_pp2", 1, 2, 2, Schedule::one_f_one_b});
@@ -414,6 +419,7 @@ std::vector<SweepEntry> default_sweep(int ranks, const std::vector<std::string>&
       e.config.experts = s.experts;
       e.config.top_k = s.top_k;
       e.config.ep = s.ep;
+      e.config.master = s.master;
       e.config.dense = default_dense_path();
       // One global batch per model size, whatever the layout: every layout of a size
       // trains the same model on the same data, so their loss curves must agree (the
@@ -622,6 +628,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       g.set_attr("pp", c.pp);
       g.set_attr("schedule", c.schedule == model::Schedule::gpipe ? "gpipe" : "1f1b");
       g.set_attr("dtype", c.dtype);
+      g.set_attr("master", c.master_dtype());
       g.set_attr("recompute", model::to_string(c.recompute));
       g.set_attr("sp", std::int64_t{c.sp});
       g.set_attr("zero", std::int64_t{c.dp > 1 ? c.zero : 0});

@@ -51,4 +51,11 @@ MPI_Datatype mpi_type() {
   return std::is_same_v<S, double> ? MPI_DOUBLE : MPI_FLOAT;
 }
 
+// Its name as the configuration's dtype and the compute model's.
+template <class S>
+std::string dtype_name() {
+  static_assert(std::is_same_v<S, float> || std::is_same_v<S, double>, "float32 or float64");
+  return std::is_same_v<S, double> ? "float64" : "float32";
+}
+
 }  // namespace sextant::train

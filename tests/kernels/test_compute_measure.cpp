@@ -78,13 +78,13 @@ TEST(Measure, ALeadInRunsBeforeEveryTimedRun) {
   o.stop = sextant::stats::StopRule{0.5, 1e-9, runs, runs};
   o.min_runs = runs;
   o.kernels = {"stream_triad"};
-  o.cases = {{"stream_triad", "n=4194304", 0, ""}};
+  o.cases = {{"stream_triad", "n=4194304", 0, "", ""}};
   const double lead_alone = measure_kernels(o).at(0).summary.min;
 
   o.kernels = {"softmax_forward"};
-  o.cases = {{"softmax_forward", "rows=64,cols=64", 0, ""},
-             {"softmax_forward", "rows=32,cols=64", 0, lead},
-             {"softmax_forward", "rows=16,cols=64", 0, lead}};
+  o.cases = {{"softmax_forward", "rows=64,cols=64", 0, "", ""},
+             {"softmax_forward", "rows=32,cols=64", 0, lead, ""},
+             {"softmax_forward", "rows=16,cols=64", 0, lead, ""}};
   std::vector<double> done;  // when each case ended
   o.progress = [&](const std::string&) { done.push_back(wall()); };
   auto results = measure_kernels(o);
@@ -97,13 +97,33 @@ TEST(Measure, ALeadInRunsBeforeEveryTimedRun) {
   EXPECT_GE(done[2] - done[1], 0.5 * runs * lead_alone) << "the lead-in did not run before each timed run";
 
   o.progress = {};
-  o.cases = {{"softmax_forward", "rows=64,cols=64", 0, "no_such_kernel n=1"}};
+  o.cases = {{"softmax_forward", "rows=64,cols=64", 0, "no_such_kernel n=1", ""}};
   try {
     measure_kernels(o);
     ADD_FAILURE() << "an unknown lead-in was accepted";
   } catch (const sextant::UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("no_such_kernel"), std::string::npos) << e.what();
   }
+}
+
+// A case that names its dtype is measured in it alone, whatever the options' dtypes (a
+// mixed-precision step's float64 update beside its float32 kernels); the others in those.
+TEST(Measure, ACaseInItsOwnDtypeIsMeasuredInItAlone) {
+  MeasureOptions o;
+  o.dtypes = {"float32"};
+  o.quick = true;
+  o.kernels = {"stream_triad"};
+  o.cases = {{"stream_triad", "n=1024", 0, "", ""}, {"stream_triad", "n=2048", 0, "", "float64"}};
+  const auto results = measure_kernels(o);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].dtype, "float32");
+  EXPECT_EQ(results[0].shape, "n=1024");
+  EXPECT_EQ(results[1].dtype, "float64");
+  EXPECT_EQ(results[1].shape, "n=2048");
+  EXPECT_DOUBLE_EQ(results[1].bytes, 3.0 * 8 * 2048);
+  EXPECT_TRUE(results[1].validated && results[1].valid);
+  o.cases.back().dtype = "float128";
+  EXPECT_THROW(measure_kernels(o), sextant::UsageError);
 }
 
 TEST(Measure, UnknownNamesAreUsageErrors) {

@@ -5,6 +5,7 @@
 // suites/train/ops.hpp) and to the kernel registry's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -209,6 +210,87 @@ TEST(TrainPlan, StaleDataParallelismCopiesTheGradientsAsideAfterTheUpdate) {
   // The forward and backward are the synchronous step's.
   EXPECT_EQ(st.forward.compute.size(), sync.forward.compute.size());
   EXPECT_EQ(st.backward.compute.size(), sync.backward.compute.size());
+}
+
+// Mixed precision: each update becomes the gradients widened into float64, the update on
+// the float64 master parameters and moments (costed in float64), and the master narrowed
+// into the step's float32 parameters; with ZeRO-1 per block, the allgather in float32.
+TEST(TrainPlan, MixedPrecisionUpdatesAFloat64MasterBetweenAWideningAndANarrowing) {
+  for (int zero : {0, 1}) {
+    auto c = small(2, 1, 1);
+    c.bucket_bytes = 10000;
+    c.zero = zero;
+    const auto plain = plan_step(c);
+    c.master = "float64";
+    ASSERT_TRUE(c.mixed());
+    const auto mixed = plan_step(c);
+    const auto& st = mixed.stages.at(0);
+    const auto& was = plain.stages.at(0);
+    // The forward, backward and sync are the float32 step's.
+    EXPECT_EQ(st.forward.compute.size(), was.forward.compute.size());
+    ASSERT_EQ(st.dp_sync.size(), was.dp_sync.size());
+    for (std::size_t k = 0; k < st.dp_sync.size(); ++k) EXPECT_DOUBLE_EQ(st.dp_sync[k].bytes, was.dp_sync[k].bytes);
+    ASSERT_EQ(st.optimizer.comm.size(), was.optimizer.comm.size());
+    for (std::size_t k = 0; k < st.optimizer.comm.size(); ++k)
+      EXPECT_DOUBLE_EQ(st.optimizer.comm[k].bytes, was.optimizer.comm[k].bytes);
+    // Every update of the float32 plan, three ops here.
+    std::size_t at = 0;
+    double elements = 0;
+    for (const auto& update : was.optimizer.compute) {
+      if (update.kernel != "adamw_update") {
+        EXPECT_EQ(st.optimizer.compute.at(at++).name, update.name);
+        continue;
+      }
+      const double n = update.bytes / (7 * 4);
+      elements += n;
+      const ComputeOp& widen = st.optimizer.compute.at(at++);
+      const ComputeOp& master = st.optimizer.compute.at(at++);
+      const ComputeOp& narrow = st.optimizer.compute.at(at++);
+      EXPECT_EQ(widen.name, update.name + ".widen");
+      EXPECT_EQ(widen.kernel, "to_float64");
+      EXPECT_EQ(widen.family, "stream");
+      EXPECT_DOUBLE_EQ(widen.bytes, n * (4 + 8));
+      EXPECT_EQ(master.name, update.name);
+      EXPECT_EQ(master.kernel, "adamw_update");
+      EXPECT_EQ(master.dtype, "float64");
+      EXPECT_EQ(master.shape, update.shape);
+      EXPECT_DOUBLE_EQ(master.flops, update.flops);
+      EXPECT_DOUBLE_EQ(master.bytes, 2 * update.bytes);
+      EXPECT_EQ(narrow.name, update.name + ".narrow");
+      EXPECT_EQ(narrow.kernel, "to_float32");
+      EXPECT_DOUBLE_EQ(narrow.bytes, n * (8 + 4));
+      EXPECT_TRUE(widen.dtype.empty() && narrow.dtype.empty());
+      // The operands: the widening reads the gradients, the update the master's state,
+      // the narrowing writes the step's parameters.
+      for (const auto& o : master.operands) EXPECT_FALSE(o.tensor.starts_with("p:") || o.tensor.starts_with("g:")) << o.tensor;
+      double master_bytes = 0;
+      for (const auto& o : master.operands) master_bytes += o.bytes;
+      // Master parameters, gradients, two moments (ZeRO's block holds up to dp - 1 padding elements).
+      EXPECT_NEAR(master_bytes, 4 * 8 * n, 3 * 8 * (c.dp - 1));
+      EXPECT_TRUE(std::any_of(widen.operands.begin(), widen.operands.end(), [](const Operand& o) { return o.tensor.starts_with("g:"); }));
+      EXPECT_TRUE(std::any_of(narrow.operands.begin(), narrow.operands.end(), [](const Operand& o) { return o.tensor.starts_with("p:"); }));
+    }
+    EXPECT_EQ(at, st.optimizer.compute.size());
+    EXPECT_NEAR(elements, zero == 1 ? st.parameters / 2 : st.parameters, double(st.dp_sync.size()));
+    // The optimizer's state doubles in bytes and gains a master copy and its gradients.
+    EXPECT_GT(step_working_set_bytes(mixed, 0), step_working_set_bytes(plain, 0));
+  }
+}
+
+TEST(TrainConfig, MixedPrecisionNeedsAWiderMaster) {
+  TrainConfig c;
+  c.master = "float64";
+  EXPECT_NO_THROW(c.validate());
+  EXPECT_TRUE(c.mixed());
+  c.master = "float32";  // the step's own: no copy
+  EXPECT_NO_THROW(c.validate());
+  EXPECT_FALSE(c.mixed());
+  c.dtype = "float64";
+  EXPECT_THROW(c.validate(), UsageError);  // narrower than the step's
+  c.master = "float16";
+  EXPECT_THROW(c.validate(), UsageError);
+  EXPECT_EQ(parse_train_config("master=float64").master_dtype(), "float64");
+  EXPECT_THROW(parse_train_config("master=float64,dtype=float64,master=bfloat16"), UsageError);
 }
 
 TEST(TrainPlan, LayersSplitOverStagesAndParametersAddUp) {

@@ -14,6 +14,9 @@
 // uncompressed single-rank run, the limit bfloat16's precision (compressed_limit), and
 // the curve must differ from it by more than the reordering tolerance (the sync really
 // was compressed).
+// A mixed-precision layout (master=float64 beside dtype=float32) has the single-rank
+// mixed run as its reference; its distance to the all-float64 run is printed beside the
+// all-float32 run's.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -34,11 +37,12 @@ bool close(double a, double b) { return std::fabs(a - b) <= 1e-12 * std::max(std
 // First difference between a traced and a planned stage, or "".
 std::string compare(const model::ComputeOp& got, const model::ComputeOp& want) {
   if (got.name != want.name || got.kernel != want.kernel || got.family != want.family || got.shape != want.shape ||
-      !close(got.flops, want.flops) || !close(got.bytes, want.bytes)) {
+      !close(got.flops, want.flops) || !close(got.bytes, want.bytes) || got.dtype != want.dtype) {
     std::ostringstream s;
     s << "executed " << got.name << " " << got.kernel << "/" << got.family << " [" << got.shape << "] flops "
-      << got.flops << " bytes " << got.bytes << "; planned " << want.name << " " << want.kernel << "/" << want.family
-      << " [" << want.shape << "] flops " << want.flops << " bytes " << want.bytes;
+      << got.flops << " bytes " << got.bytes << " dtype '" << got.dtype << "'; planned " << want.name << " "
+      << want.kernel << "/" << want.family << " [" << want.shape << "] flops " << want.flops << " bytes " << want.bytes
+      << " dtype '" << want.dtype << "'";
     return s.str();
   }
   return "";
@@ -193,6 +197,16 @@ int main(int argc, char** argv) {
         one.staleness = 0;
         synchronous = train::run_training(one, o, MPI_COMM_SELF).loss;
       }
+      // Mixed precision beside the whole step in its dtype and in the master's (reported:
+      // how far each strays from the wider run is what the master copy is for).
+      std::vector<double> narrow, wide;
+      if (rt.is_root() && c.mixed()) {
+        model::TrainConfig all = one;
+        all.master.clear();
+        narrow = train::run_training(all, o, MPI_COMM_SELF).loss;
+        all.dtype = c.master_dtype();
+        wide = train::run_training(all, o, MPI_COMM_SELF).loss;
+      }
       const double t_reference = MPI_Wtime() - t1;
 
       // Tolerance: layouts differ only in the order of floating-point sums (tp splits the
@@ -221,6 +235,15 @@ int main(int argc, char** argv) {
                       std::fabs(result.loss[s] - reference[s]) / std::fabs(reference[s]),
                       synchronous.empty() ? "" : std::to_string(synchronous[s]).c_str());
         std::printf("worst relative difference %.3g, tolerance %.3g\n", worst, tolerance);
+        if (!wide.empty()) {
+          auto mean_difference = [&](const std::vector<double>& loss) {
+            double sum = 0;
+            for (std::size_t s = 0; s < wide.size(); ++s) sum += std::fabs(loss[s] - wide[s]) / std::fabs(wide[s]);
+            return sum / double(wide.size());
+          };
+          std::printf("mean relative difference to the %s run: mixed precision %.3g, all %s %.3g\n",
+                      c.master_dtype().c_str(), mean_difference(result.loss), c.dtype.c_str(), mean_difference(narrow));
+        }
         if (!(worst <= tolerance)) {
           std::printf("FAIL: the loss curve differs from the single-rank run\n");
           ++failures;

@@ -553,3 +553,25 @@ TEST(StepPredictor, ExpertsAllToAllsAreEpCommunication) {
       EXPECT_NEAR(part(p, "ep communication"), c.micro_batches() * expected, 1e-12 * p.total) << "pp " << pp << " ep " << ep;
     }
 }
+
+// Mixed precision: the master update is costed in float64 (its own ComputeOp::dtype),
+// the widening and narrowing and everything else in the step's float32. A float64 peak
+// 1000x below float32's makes the update compute-bound, so costing it in float32 shows.
+TEST(StepPredictor, MixedPrecisionCostsTheMasterUpdateInItsOwnType) {
+  auto c = config(2, 1, 1);
+  c.master = "float64";
+  const auto plan = plan_step(c);
+  auto compute = compute_model();
+  compute.ceilings.peak_flops["float64"] = peak / 1000;
+  const auto p = predict_step(plan, comm_model(), compute);
+  double expected = 0;
+  int in_float64 = 0;
+  for (const auto& op : plan.stages[0].optimizer.compute) {
+    const double flops = op.dtype == "float64" ? peak / 1000 : peak;
+    expected += std::max(op.flops / flops, op.bytes / bandwidth);
+    in_float64 += op.dtype == "float64";
+  }
+  EXPECT_EQ(in_float64, 1);
+  EXPECT_NEAR(part(p, "optimizer"), expected, 1e-12 * expected);
+  EXPECT_GT(part(p, "optimizer"), 2 * roof(plan.stages[0].optimizer));  // the float32 roof of the same ops
+}

@@ -4,12 +4,12 @@
 # The training proxies' predicted-vs-measured sweep on two networks: 2 ranks on shared
 # memory, and 2 ranks on the namespace cluster in $SEXTANT_NETNS_STATE (2 hosts, one-way
 # delay DELAY_US, rate RATE), where communication is a large share of the step; the
-# three model sizes, the large one compute-dominated, seven strategies (DP, TP, TP with
-# sequence parallelism, GPipe, 1F1B, FSDP, DP with bfloat16 gradients): 21
-# configurations a network. Each
-# run measures its own comm and compute models, fits them and predicts every
+# three model sizes, the large one compute-dominated, nine strategies (DP, TP, TP with
+# sequence parallelism, GPipe, 1F1B, FSDP, DP with bfloat16 gradients, mixture of
+# experts with expert parallelism, DP in mixed precision): 27 configurations a network.
+# Each run measures its own comm and compute models, fits them and predicts every
 # configuration before running it (`sextant run --suite train`); check_train.py then
-# judges all 42 together: median |error| <= 12.5%, max <= 35%, and says whether the
+# judges all 54 together: median |error| <= 12.5%, max <= 35%, and says whether the
 # goals, median <= 5% and max <= 15%, were met (eight runs of the two small sizes:
 # median 4.7-10.5%, max 15-27%; see check_train.py).
 #
@@ -102,5 +102,5 @@ steady net comm 2 800 on_net
 "$cluster" stats || true  # how late the delay lines released packets during the runs
 
 "$python" "$here/check_train.py" "shared memory=$out/train_shm.h5" \
-  "namespaces ${delay_us}us ${rate}=$out/train_net.h5" --min-configs 42 --median 12.5 --max 35 \
+  "namespaces ${delay_us}us ${rate}=$out/train_net.h5" --min-configs 54 --median 12.5 --max 35 \
   --goal-median 5 --goal-max 15

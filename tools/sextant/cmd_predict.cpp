@@ -56,15 +56,16 @@ Json predict_train(const std::string& path, const std::string& text, model::Leve
   p.notes.insert(p.notes.end(), placement_notes.begin(), placement_notes.end());
   std::printf("training step: %d layers, hidden %d, heads %d, seq %d, micro-batch %d, global batch %d\n",
               config.layers, config.hidden, config.heads, config.seq, config.micro_batch, config.global_batch);
-  std::string stale = config.staleness > 0 ? ", DP stale by " + std::to_string(config.staleness) : "";
+  std::string extra = config.staleness > 0 ? ", DP stale by " + std::to_string(config.staleness) : "";
   if (config.experts > 0)
-    stale += ", " + std::to_string(config.experts) + " experts top-" + std::to_string(config.top_k) + " over EP " +
+    extra += ", " + std::to_string(config.experts) + " experts top-" + std::to_string(config.top_k) + " over EP " +
              std::to_string(config.ep);
+  if (config.mixed()) extra += ", mixed precision (" + config.master_dtype() + " master)";
   std::printf("parallelism:   %d ranks = DP %d x TP %d x PP %d, %s, %d micro-batches%s%s%s (levels tp=%s dp=%s pp=%s)\n",
               config.ranks(), config.dp, config.tp, config.pp,
               config.schedule == model::Schedule::gpipe ? "GPipe" : "1F1B", p.micro_batches,
               config.zero == 3 ? ", ZeRO-3" : config.zero == 1 ? ", ZeRO-1" : "", config.overlap_dp ? ", DP overlapped" : "",
-              stale.c_str(), levels.tp.c_str(),
+              extra.c_str(), levels.tp.c_str(),
               levels.dp.c_str(), levels.pp.c_str());
   std::printf("dense path:    %s GEMMs\n", model::to_string(config.dense));
   std::printf("predicted step time %s\n", format_seconds(p.total).c_str());
@@ -83,9 +84,9 @@ Json predict_train(const std::string& path, const std::string& text, model::Leve
 // --search N: every layout of the --train model on N ranks, fastest first.
 Json search_train(const std::string& path, const std::string& text, int ranks, int top, double memory_limit,
                   const model::LevelMap& levels, int ranks_per_node) {
-  for (const char* key : {"dp=", "tp=", "pp=", "micro_batch=", "schedule=", "sp="})
+  for (const char* key : {"dp=", "tp=", "pp=", "micro_batch=", "schedule=", "sp=", "ep="})
     if (text.find(key) != std::string::npos)
-      throw UsageError(std::string("--search chooses dp, tp, pp, micro_batch, schedule and sp: leave ") +
+      throw UsageError(std::string("--search chooses dp, tp, pp, micro_batch, schedule, sp and ep: leave ") +
                        std::string(key).substr(0, std::string(key).size() - 1) + " out of --train");
   auto base = model::parse_train_config(text + (text.empty() ? "" : ",") + "micro_batch=1");
   const auto file = model::read_model_file(path);
