@@ -470,6 +470,7 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
   std::set<std::string> baseline_names;
   for (const auto& entry : sweep) {
     SweepRow row{entry.name};
+    run.lr = entry.lr;  // its baseline's too
     std::optional<Baseline>* baseline = nullptr;
     if (o.baseline && rt.size() > 1) {
       const std::string model_key = nlohmann::json(single_rank(entry.config)).dump();
@@ -501,7 +502,6 @@ std::vector<SweepRow> run_train_sweep(Runtime& rt, const std::vector<SweepEntry>
       models_only.use_points = false;
       row.predicted_models_only = predict(models_only, sync).total;
     }
-    run.lr = entry.lr;
     // The kernels just before the steps (SweepOptions::kernels), and the steps' own
     // disturbance; measured again while that is beyond its tolerance.
     const bool check_speed = o.check_speed && !rt.oversubscribed() && !o.kernels.cases.empty();

@@ -13,7 +13,8 @@ reporting a number it did not measure).
 Prints one row per configuration (network, step time measured and predicted, error,
 the share of the step spent communicating or waiting for a neighbour) and the
 summary over all of them; exits 1 when there are fewer configurations than asked,
-any ran oversubscribed, a loss did not fall, or the median or max |error| is over
+any ran oversubscribed, a loss did not fall (a configuration's or a single-rank
+baseline's), or the median or max |error| is over
 its limit.
 
 --drift prints a run's drift, the farther from 1 of its operator drift (its kernels
@@ -70,6 +71,14 @@ def rows_of(label, path):
             }
 
 
+def baselines_of(label, path):
+    """The single-rank baselines: (network, name, whether their loss fell)."""
+    with h5py.File(path, "r") as f:
+        for name, g in f.get("train_baseline", {}).items():
+            loss = g["loss"][()]
+            yield label, name, loss[-1] < loss[0]
+
+
 def drift_of(path):
     """The run's drifts, {"operator": x, "comm": y}: what was measured again after the
     sweep over its time in the model (comm: absent on shared memory before it was
@@ -118,12 +127,13 @@ def main():
     ap.add_argument("--goal-median", type=float, help="goal for the median |error|, percent (reported)")
     ap.add_argument("--goal-max", type=float, help="goal for the max |error|, percent (reported)")
     args = ap.parse_args()
-    rows = []
+    rows, baselines = [], []
     for run in args.runs:
         label, _, path = run.rpartition("=")
         if not label:
             ap.error(f"'{run}': expected LABEL=RESULTS.h5")
         rows.extend(rows_of(label, path))
+        baselines.extend(baselines_of(label, path))
         drifts = drift_of(path)
         print(f"{label}: " + (", ".join(f"{k} drift {v:.3f}x" for k, v in drifts.items()) or "no drift recorded") +
               " (the kernels, and the collectives, measured again after the sweep, over their time in the model)")
@@ -156,6 +166,8 @@ def main():
         problems.append(f"{len(rows)} configurations, expected at least {args.min_configs}")
     problems += [f"{r['network']} {r['config']}: ran oversubscribed" for r in rows if r["oversubscribed"]]
     problems += [f"{r['network']} {r['config']}: the loss did not fall" for r in rows if not r["loss_falls"]]
+    problems += [f"{label} {name} (single-rank baseline): the loss did not fall" for label, name, falls in baselines
+                 if not falls]
     problems += [f"{r['network']} {r['config']}: {d}" for r in rows for d in r["disagree"]]
     if median > args.median:
         problems.append(f"median |error| {median:.1f}% > {args.median:g}%")
