@@ -191,7 +191,8 @@ inline constexpr std::string_view family_of(std::string_view kernel) {
   if (starts("bias_gelu_") || starts("relu_")) return "activation";
   if (starts("embedding_")) return "embedding";
   if (starts("stream_") || kernel == "split_heads" || kernel == "merge_heads" || kernel == "fill" ||
-      starts("to_") || kernel == "from_bfloat16" || starts("moe_"))
+      kernel == "to_float32" || kernel == "to_float64" || kernel == "to_bfloat16" || kernel == "from_bfloat16" ||
+      starts("moe_"))
     return "stream";
   if (kernel == "adamw_update") return "optimizer";
   return "unknown";

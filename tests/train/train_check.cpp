@@ -202,6 +202,7 @@ int main(int argc, char** argv) {
       std::vector<double> narrow, wide;
       if (rt.is_root() && c.mixed()) {
         model::TrainConfig all = one;
+        all.staleness = c.staleness;  // `one` is the synchronous run by now
         all.master.clear();
         narrow = train::run_training(all, o, MPI_COMM_SELF).loss;
         all.dtype = c.master_dtype();
