@@ -101,6 +101,9 @@ class DpSync : public GradientSink, public Poller, public ParamUnits {
   // ZeRO: this rank's block of bucket k, and its reduced gradients.
   std::int64_t block(int k) const { return store_.layout().buckets[k].elements / dp_; }
   std::int64_t block_offset(int k) const { return store_.layout().buckets[k].offset + dp_rank_ * block(k); }
+  // Where block k lies in this rank's shard (its blocks back to back): its reduced
+  // gradients, and the optimizer's state for it.
+  std::int64_t shard_offset(int k) const { return shard_offsets_[k]; }
   U1<S> shard_grads(int k) const { return U1<S>(shard_grads_.data() + shard_offsets_[k], block(k)); }
   std::int64_t shard_elements() const { return shard_grads_.extent(0); }
 

@@ -51,7 +51,7 @@ class OptimizerStep {
       const S* p = store.params().data();
       if (dp.sharded())
         for (int k = 0; k < int(store.layout().buckets.size()); ++k)
-          convert(exec_, p + dp.block_offset(k), master_.data() + moment_offset(k), dp.block(k));
+          convert(exec_, p + dp.block_offset(k), master_.data() + dp.shard_offset(k), dp.block(k));
       else
         convert(exec_, p, master_.data(), n);
       exec_.fence();
@@ -88,7 +88,7 @@ class OptimizerStep {
       for (int k = 0; k < int(store_.layout().buckets.size()); ++k) {
         const std::int64_t n = dp_.block(k);
         const std::string name = "optimizer.bucket" + std::to_string(k);
-        update(name, U1<S>(p + dp_.block_offset(k), n), dp_.shard_grads(k), moment_offset(k));
+        update(name, U1<S>(p + dp_.block_offset(k), n), dp_.shard_grads(k), dp_.shard_offset(k));
         if (dp_.params_sharded()) continue;
         S* bucket = p + store_.layout().buckets[k].offset;
         rec_.comm(
@@ -152,13 +152,6 @@ class OptimizerStep {
             return op;
           });
     convert("optimizer.decompress", "from_bfloat16", [&] { from_bfloat16(exec_, h, g, n); });
-  }
-
-  // Where the optimizer's state for ZeRO's block of bucket k starts (its blocks back to back).
-  std::int64_t moment_offset(int k) const {
-    std::int64_t at = 0;
-    for (int j = 0; j < k; ++j) at += dp_.block(j);
-    return at;
   }
 
   // The update of p (the state at `moment` on): in place, or with mixed precision on the
