@@ -27,11 +27,10 @@ that `sextant fit` found itself. What the issue asks:
 
 Self-calibrated truth (--stats, the delay lines' reports of each launch): a delay line
 holds every packet for D and releases it a little late; what a small message met is D
-plus the median lateness of the packets that found its queue empty ("solitary": latency-
-bound traffic; the median, as the fit is of per-size medians, and the mean is pulled up
-by the few solitary packets of the bulk phase), averaged over the two directions. alpha - alpha0 is judged against that
-applied delay, and reported against the nominal D as well. Without reports it falls
-back to the nominal D.
+plus the median lateness of the small data packets (TCP segments of 1..1024 bytes: no
+pure ACKs, no bulk segments; the median, as the fit is of per-size medians), averaged
+over the two directions. alpha - alpha0 is judged against that applied delay, and
+reported against the nominal D as well. Without reports it falls back to the nominal D.
 Exit status: 0 within tolerance, 1 outside (the numbers are printed either way).
 Reads the files with h5py alone (docs/file-formats.md), no sextant code.
 """
@@ -77,13 +76,13 @@ def read_results(path):
         return out
 
 
-APPLIED = re.compile(r"solitary packets (\d+), late by mean ([0-9.]+) us, median ([0-9.]+) us, "
+APPLIED = re.compile(r"small data packets (\d+), late by mean ([0-9.]+) us, median ([0-9.]+) us, "
                      r"applied delay ([0-9.]+) us")
 
 
 def applied_delay_us(paths):
     """The one-way delay the delay lines applied to small messages, median over launches
-    (each launch: the mean over the lines that saw solitary packets), or None."""
+    (each launch: the mean over the lines that saw small data packets), or None."""
     per_launch = []
     for path in paths or []:
         try:

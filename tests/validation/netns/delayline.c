@@ -47,10 +47,12 @@
 #define RING_SIZE (1u << 17) /* > kernel queue length, so the ring never overflows */
 #define KERNEL_QUEUE_LEN 65536u
 #define SPIN_MAX_HELD 2u /* spin (-s) only while at most this many packets are held */
+#define SMALL_DATA_MAX 1024 /* bytes of TCP payload: a small message's packet */
+#define COPY_BYTES 64u      /* of each packet: its IPv4 and TCP headers */
 
 struct held {
   uint32_t id;
-  int solitary; /* arrived to an empty queue: latency-bound traffic (a small message) */
+  int small; /* a TCP segment of 1..SMALL_DATA_MAX bytes: part of a small message */
   int64_t due_ns;
 };
 
@@ -65,21 +67,23 @@ static int64_t nominal_delay_ns;
  * since the last SIGUSR1 report. */
 static const int64_t late_edges_us[] = {5, 10, 20, 50, 100, 200, 500};
 #define LATE_BINS (sizeof late_edges_us / sizeof late_edges_us[0] + 1)
-#define SOLITARY_BIN_NS 500
-#define SOLITARY_BINS 4096 /* up to ~2 ms late */
+#define SMALL_BIN_NS 500
+#define SMALL_BINS 4096 /* up to ~2 ms late */
 struct stats {
   uint64_t released, batches, recv_errors;
   int64_t late_sum_ns, late_max_ns;
   uint64_t late_hist[LATE_BINS];
-  /* Packets that found the queue empty: what a small message's latency is made of
-   * (bulk packets come in trains, released in batches, and are later). D plus their
+  /* Small data packets: what a small message's latency is made of. D plus their
    * median lateness is the one-way delay a ping-pong's alpha (a fit of per-size
-   * medians) should show: the mean is pulled up by the few solitary packets of the
-   * bulk phase, released late while the ranks and the lines compete for the CPUs
-   * (500 us pairs: mean 50-130 us late over a launch, the small messages ~10 us). */
-  uint64_t solitary_released;
-  int64_t solitary_late_sum_ns;
-  uint64_t solitary_hist[SOLITARY_BINS]; /* SOLITARY_BIN_NS wide; the last holds the rest */
+   * medians) should show. Pure ACKs and full-size segments are left out, and a small
+   * one counts whether or not it found the queue empty: a ping-pong's reply often
+   * comes right behind the pure ACK of its request and, at D = 50 us, left ~9 us late
+   * after it, while the ACKs (and, at a low rate, a bulk transfer's segments, further
+   * apart than D) left on time; counted by an empty queue, the median said 51 us
+   * applied where the ping-pong met 59. */
+  uint64_t small_released;
+  int64_t small_late_sum_ns;
+  uint64_t small_hist[SMALL_BINS]; /* SMALL_BIN_NS wide; the last holds the rest */
 };
 static struct stats total, interval;
 static int64_t wake_lead_ns; /* how early timed wake-ups are requested (learnt) */
@@ -101,17 +105,17 @@ static void on_signal(int sig) {
     stop = 1;
 }
 
-/* The median lateness of the solitary packets (interpolated within its bin), in us. */
-static double solitary_median_us(const struct stats *st) {
-  if (!st->solitary_released) return 0.0;
-  const double half = (double)st->solitary_released / 2.0;
+/* The median lateness of the small data packets (interpolated within its bin), in us. */
+static double small_median_us(const struct stats *st) {
+  if (!st->small_released) return 0.0;
+  const double half = (double)st->small_released / 2.0;
   double below = 0;
-  for (size_t b = 0; b < SOLITARY_BINS; b++) {
-    const double in = (double)st->solitary_hist[b];
-    if (below + in >= half) return ((double)b + (in > 0 ? (half - below) / in : 0.0)) * SOLITARY_BIN_NS / 1000.0;
+  for (size_t b = 0; b < SMALL_BINS; b++) {
+    const double in = (double)st->small_hist[b];
+    if (below + in >= half) return ((double)b + (in > 0 ? (half - below) / in : 0.0)) * SMALL_BIN_NS / 1000.0;
     below += in;
   }
-  return (double)SOLITARY_BINS * SOLITARY_BIN_NS / 1000.0;
+  return (double)SMALL_BINS * SMALL_BIN_NS / 1000.0;
 }
 
 static void print_stats(const char *what, const struct stats *st) {
@@ -129,15 +133,15 @@ static void print_stats(const char *what, const struct stats *st) {
       fprintf(stderr, " >=%" PRId64 ":%" PRIu64, late_edges_us[b - 1], st->late_hist[b]);
   }
   fprintf(stderr, "\n");
-  const double median = solitary_median_us(st);
+  const double median = small_median_us(st);
   fprintf(stderr,
-          "delayline: %s: solitary packets %" PRIu64 ", late by mean %.2f us, median %.2f us, applied delay %.2f us\n",
-          what, st->solitary_released,
-          st->solitary_released ? (double)st->solitary_late_sum_ns / (double)st->solitary_released / 1000.0 : 0.0,
+          "delayline: %s: small data packets %" PRIu64 ", late by mean %.2f us, median %.2f us, applied delay %.2f us\n",
+          what, st->small_released,
+          st->small_released ? (double)st->small_late_sum_ns / (double)st->small_released / 1000.0 : 0.0,
           median, (double)delay_ns / 1000.0 + median);
 }
 
-static void count_late(int64_t late, int solitary) {
+static void count_late(int64_t late, int small) {
   size_t b = 0;
   while (b < LATE_BINS - 1 && late >= late_edges_us[b] * 1000) b++;
   struct stats *all[] = {&total, &interval};
@@ -146,13 +150,25 @@ static void count_late(int64_t late, int solitary) {
     if (late > all[i]->late_max_ns) all[i]->late_max_ns = late;
     all[i]->late_hist[b]++;
     all[i]->released++;
-    if (solitary) {
-      all[i]->solitary_released++;
-      all[i]->solitary_late_sum_ns += late;
-      const int64_t bin = late / SOLITARY_BIN_NS;
-      all[i]->solitary_hist[bin < SOLITARY_BINS - 1 ? bin : SOLITARY_BINS - 1]++;
+    if (small) {
+      all[i]->small_released++;
+      all[i]->small_late_sum_ns += late;
+      const int64_t bin = late / SMALL_BIN_NS;
+      all[i]->small_hist[bin < SMALL_BINS - 1 ? bin : SMALL_BINS - 1]++;
     }
   }
+}
+
+/* A TCP segment over IPv4 with 1..SMALL_DATA_MAX bytes of payload. */
+static int small_data(struct nfq_data *nfa) {
+  unsigned char *p = NULL;
+  const int len = nfq_get_payload(nfa, &p);
+  if (len < 20 || (p[0] >> 4) != 4 || p[9] != 6) return 0;
+  const int ip_header = (p[0] & 0x0f) * 4;
+  if (len < ip_header + 13) return 0;
+  const int tcp_header = (p[ip_header + 12] >> 4) * 4;
+  const int payload = ((p[2] << 8) | p[3]) - ip_header - tcp_header;
+  return payload > 0 && payload <= SMALL_DATA_MAX;
 }
 
 static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_data *nfa, void *data) {
@@ -163,7 +179,7 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
   uint32_t id = ntohl(ph->packet_id);
   if (tail - head >= RING_SIZE) /* cannot happen with KERNEL_QUEUE_LEN < RING_SIZE */
     return nfq_set_verdict(qh, id, NF_ACCEPT, 0, NULL);
-  ring[tail % RING_SIZE] = (struct held){id, tail == head, now_ns() + delay_ns};
+  ring[tail % RING_SIZE] = (struct held){id, small_data(nfa), now_ns() + delay_ns};
   tail++;
   return 0;
 }
@@ -173,7 +189,7 @@ static void release_due(struct nfq_q_handle *qh, int64_t now, int all) {
   uint32_t n = head;
   while (n != tail && (all || ring[n % RING_SIZE].due_ns <= now)) {
     int64_t late = now - ring[n % RING_SIZE].due_ns;
-    count_late(late < 0 ? 0 : late, ring[n % RING_SIZE].solitary);
+    count_late(late < 0 ? 0 : late, ring[n % RING_SIZE].small);
     n++;
   }
   if (n == head) return;
@@ -246,8 +262,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "delayline: cannot bind queue %ld: %s (root? another listener?)\n", queue, strerror(errno));
     return 1;
   }
-  /* Metadata only (no payload copies); GSO super-packets stay whole; a long queue. */
-  if (nfq_set_mode(qh, NFQNL_COPY_META, 0) < 0) {
+  /* The headers only (small_data reads them); GSO super-packets stay whole; a long
+   * queue. */
+  if (nfq_set_mode(qh, NFQNL_COPY_PACKET, COPY_BYTES) < 0) {
     perror("delayline: nfq_set_mode");
     return 1;
   }
