@@ -63,17 +63,30 @@ struct Gelu {
   // reciprocal estimate with Newton steps measured slower than the divide). z is
   // clamped to +-saturation first: beyond, z^2 and w would overflow (inf times s e = 0
   // is NaN) while gelu' no longer changes.
-  template <class V>
-  KOKKOS_INLINE_FUNCTION static V derivative(V z) {
+  // In place on N values in lockstep (fast_math.hpp), z -> gelu'(z).
+  template <int N, class V>
+  KOKKOS_INLINE_FUNCTION static void derivatives(V (&z)[N]) {
     using Scalar = fast::element_t<V>;
     constexpr Scalar limit = saturation<Scalar>;
-    z = z < -limit ? -limit : z;
-    z = z > limit ? limit : z;
-    const V z2 = z * z;
-    const V e = fast::exp2_within_range(z * (z2 * Scalar(fold_cubic) + Scalar(fold_linear)));
-    const V s = Scalar(1) / (Scalar(1) + e);
-    const V w = z * (z2 * Scalar(2 * sqrt_2_over_pi * 3 * cubic) + Scalar(2 * sqrt_2_over_pi));
-    return s * (Scalar(1) + w * (s * e));
+    V z2[N], e[N];
+    SEXTANT_LOCKSTEP for (int n = 0; n < N; ++n) {
+      z[n] = z[n] < -limit ? -limit : z[n];
+      z[n] = z[n] > limit ? limit : z[n];
+      z2[n] = z[n] * z[n];
+      e[n] = z[n] * (z2[n] * Scalar(fold_cubic) + Scalar(fold_linear));
+    }
+    fast::lockstep::exp2_within_range(e);
+    SEXTANT_LOCKSTEP for (int n = 0; n < N; ++n) {
+      const V s = Scalar(1) / (Scalar(1) + e[n]);
+      const V w = z[n] * (z2[n] * Scalar(2 * sqrt_2_over_pi * 3 * cubic) + Scalar(2 * sqrt_2_over_pi));
+      z[n] = s * (Scalar(1) + w * (s * e[n]));
+    }
+  }
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static V derivative(V z) {
+    V z1[1] = {z};
+    derivatives(z1);
+    return z1[0];
   }
 };
 
@@ -112,7 +125,10 @@ void bias_gelu_forward(const Exec& exec, VX x, VB bias, VY y) {
   }
 }
 
-// dx = dy * gelu'(x + bias); dbias_j = sum_i dx_ij.
+// dx = dy * gelu'(x + bias); dbias_j = sum_i dx_ij. The host's rows go through the
+// derivative in lockstep over this many vectors: side by side with 1, 2 and 3, 4 ran
+// fastest on AVX2 (16 registers) and AVX-512 (32) alike, float32 and float64.
+inline constexpr int gelu_lockstep = 4;
 template <class Exec, class VDY, class VX, class VB, class VDX, class VDB>
 void bias_gelu_backward(const Exec& exec, VDY dy, VX x, VB bias, VDX dx, VDB dbias) {
   using Scalar = typename VDX::non_const_value_type;
@@ -137,10 +153,17 @@ void bias_gelu_backward(const Exec& exec, VDY dy, VX x, VB bias, VDX dx, VDB dbi
               const Scalar* dyi = host::row(dy, i);
               const Scalar* xi = host::row(x, i);
               Scalar* dxi = host::row(dx, i);
-              host::for_each<Scalar>(cols, [&](auto at) {
-                const auto g = at.load(dyi) * Gelu::derivative(at.load(xi) + at.load(b));
-                at.store(dxi, g);
-                at.store(db, at.load(db) + g);
+              host::for_each_block<Scalar, gelu_lockstep>(cols, [&](auto at) {
+                using V = typename decltype(at)::value_type;
+                constexpr int N = decltype(at)::count;
+                V z[N];
+                SEXTANT_LOCKSTEP for (int k = 0; k < N; ++k) z[k] = at.load(xi, k) + at.load(b, k);
+                Gelu::derivatives(z);
+                SEXTANT_LOCKSTEP for (int k = 0; k < N; ++k) {
+                  const V g = at.load(dyi, k) * z[k];
+                  at.store(dxi, k, g);
+                  at.store(db, k, at.load(db, k) + g);
+                }
               });
             }
           });

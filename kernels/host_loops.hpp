@@ -178,6 +178,40 @@ inline void for_each(std::int64_t n, Body body) {
   for (; j < n; ++j) body(ElementAt<T>{j});
 }
 
+// for_each in blocks of N vectors, for bodies that work on a block in lockstep
+// (fast_math.hpp): body(at) with at.count values of type at.value_type, the k-th at
+// at.load(p, k) / at.store(p, k, v). Blocks of N vectors, then single vectors, then
+// the tail's elements one by one (count 1, a scalar).
+template <class V, int N>
+struct BlockAt {
+  using value_type = V;
+  static constexpr int count = N;
+  std::int64_t j;
+  template <class T>
+  V load(const T* p, int k) const {
+    V v;
+    std::memcpy(&v, p + j + k * std::int64_t(sizeof(V) / sizeof(T)), sizeof v);
+    return v;
+  }
+  template <class T>
+  void store(T* p, int k, V v) const {
+    std::memcpy(p + j + k * std::int64_t(sizeof(V) / sizeof(T)), &v, sizeof v);
+  }
+};
+
+template <class T, int N, class Body>
+inline void for_each_block(std::int64_t n, Body body) {
+  std::int64_t j = 0;
+#ifdef SEXTANT_HOST_VECTORS
+  if constexpr (isa::has_vector<T>) {
+    constexpr int W = isa::lanes<T>;
+    for (; j + N * W <= n; j += N * W) body(BlockAt<Vec<T>, N>{j});
+    for (; j + W <= n; j += W) body(BlockAt<Vec<T>, 1>{j});
+  }
+#endif
+  for (; j < n; ++j) body(BlockAt<T, 1>{j});
+}
+
 struct Plus {
   template <class A>
   A operator()(A a, A b) const { return a + b; }
