@@ -105,6 +105,16 @@ struct Gelu {
 // AVX-512 (32) alike, float32 and float64.
 inline constexpr int gelu_lockstep = 4;
 
+// x + bias over a host block (host::BlockAt) of a row: its vectors, for Gelu's lockstep forms.
+template <class At, class Scalar>
+inline auto biased(At at, const Scalar* x, const Scalar* bias) {
+  struct {
+    typename At::value_type v[At::count];
+  } z;
+  SEXTANT_LOCKSTEP for (int k = 0; k < At::count; ++k) z.v[k] = at.load(x, k) + at.load(bias, k);
+  return z;
+}
+
 // y = gelu(x + bias) with bias broadcast along rows. Host: a work item per row, its
 // columns in a contiguous loop that vectorises; a GPU: a thread per element.
 template <class Exec, class VX, class VB, class VY>
@@ -123,12 +133,9 @@ void bias_gelu_forward(const Exec& exec, VX x, VB bias, VY y) {
             const Scalar* xi = host::row(x, i);
             Scalar* yi = host::row(y, i);
             host::for_each_block<Scalar, gelu_lockstep>(cols, [&](auto at) {
-              using V = typename decltype(at)::value_type;
-              constexpr int N = decltype(at)::count;
-              V z[N];
-              SEXTANT_LOCKSTEP for (int k = 0; k < N; ++k) z[k] = at.load(xi, k) + at.load(b, k);
-              Gelu::forwards(z);
-              SEXTANT_LOCKSTEP for (int k = 0; k < N; ++k) at.store(yi, k, z[k]);
+              auto z = biased(at, xi, b);
+              Gelu::forwards(z.v);
+              SEXTANT_LOCKSTEP for (int k = 0; k < at.count; ++k) at.store(yi, k, z.v[k]);
             });
           });
       return;
@@ -173,13 +180,10 @@ void bias_gelu_backward(const Exec& exec, VDY dy, VX x, VB bias, VDX dx, VDB dbi
               const Scalar* xi = host::row(x, i);
               Scalar* dxi = host::row(dx, i);
               host::for_each_block<Scalar, gelu_lockstep>(cols, [&](auto at) {
-                using V = typename decltype(at)::value_type;
-                constexpr int N = decltype(at)::count;
-                V z[N];
-                SEXTANT_LOCKSTEP for (int k = 0; k < N; ++k) z[k] = at.load(xi, k) + at.load(b, k);
-                Gelu::derivatives(z);
-                SEXTANT_LOCKSTEP for (int k = 0; k < N; ++k) {
-                  const V g = at.load(dyi, k) * z[k];
+                auto z = biased(at, xi, b);
+                Gelu::derivatives(z.v);
+                SEXTANT_LOCKSTEP for (int k = 0; k < at.count; ++k) {
+                  const auto g = at.load(dyi, k) * z.v[k];
                   at.store(dxi, k, g);
                   at.store(db, k, at.load(db, k) + g);
                 }
